@@ -1,0 +1,74 @@
+"""The framework-free engine of langchain-recursive-memory.
+
+Imports neither ``langchain_core`` nor ``llama_index`` (a test checks this in a fresh
+interpreter). Adapters in :mod:`langchain_recursive_memory` and :mod:`llamaindex_higmem`
+translate framework types to and from :class:`Turn` and call into this package.
+
+Example:
+    >>> from langchain_recursive_memory.core import MemoryStore, RecursiveMemory, Turn
+    >>> memory = RecursiveMemory("s1", store=MemoryStore.in_memory())
+    >>> _ = memory.add(Turn(role="user", text="I prefer tea."))
+    >>> [t.text for t in memory.context().window]
+    ['I prefer tea.']
+"""
+
+from .config import MemoryConfig
+from .errors import (
+    ConfigurationError,
+    EmbeddingError,
+    InvalidInputError,
+    ModelError,
+    ModelOutputError,
+    ModelTimeoutError,
+    RecursiveMemoryError,
+    StoreError,
+    TokenizerError,
+)
+from .memory import Context, FoldResult, RecursiveMemory
+from .models import Embedder, FunctionTextModel, TextModel
+from .retry import RetryPolicy
+from .store import (
+    DEFAULT_NAMESPACE,
+    MemoryStore,
+    SessionInfo,
+    SessionState,
+    StoredTurn,
+    Summary,
+    default_path,
+)
+from .summarizer import ExtractiveSummarizer
+from .tokenizer import TokenCounter, encoding_name_for_model, get_encoding
+from .turn import ToolCall, Turn
+
+__all__ = [
+    "DEFAULT_NAMESPACE",
+    "ConfigurationError",
+    "Context",
+    "EmbeddingError",
+    "Embedder",
+    "ExtractiveSummarizer",
+    "FoldResult",
+    "FunctionTextModel",
+    "InvalidInputError",
+    "MemoryConfig",
+    "MemoryStore",
+    "ModelError",
+    "ModelOutputError",
+    "ModelTimeoutError",
+    "RecursiveMemory",
+    "RecursiveMemoryError",
+    "RetryPolicy",
+    "SessionInfo",
+    "SessionState",
+    "StoreError",
+    "StoredTurn",
+    "Summary",
+    "TextModel",
+    "TokenCounter",
+    "TokenizerError",
+    "ToolCall",
+    "Turn",
+    "default_path",
+    "encoding_name_for_model",
+    "get_encoding",
+]

@@ -1,0 +1,126 @@
+"""Budgets and fold settings of the recursive summary memory, validated up front.
+
+Example:
+    >>> from langchain_recursive_memory.core import MemoryConfig
+    >>> cfg = MemoryConfig(max_tokens=2000, max_summary_tokens=300)
+    >>> cfg.window_budget, cfg.keep_tokens_effective
+    (1654, 827)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import ConfigurationError
+from .tokenizer import REPLY_PRIMING_TOKENS, TOKENS_PER_MESSAGE
+
+__all__ = ["SUMMARY_ROLES", "MemoryConfig"]
+
+SUMMARY_ROLES = ("user", "assistant", "system")
+# A summary message also carries its role (at most 2 tokens in both encodings), the prefix
+# and a newline; a text never has more tokens than UTF-8 bytes, which bounds the prefix.
+_ROLE_TOKENS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryConfig:
+    """When to fold and how much to keep.
+
+    Attributes:
+        max_tokens: Budget of the whole context the memory returns (summary message +
+            window + reply priming), in tokens of the counting model. Default 2000.
+        max_summary_tokens: Hard cap of the summary text (default 300). Enforced: a longer
+            model answer is compressed once, then truncated at a sentence boundary.
+        max_messages: Optional trigger on the number of unfolded messages.
+        keep_tokens: Tokens of recent messages kept verbatim after a fold. Default: half of
+            the window budget.
+        keep_messages: Optional cap on messages kept verbatim after a fold (default: half
+            of ``max_messages`` when that is set).
+        fold_chunk_tokens: Most message tokens sent to the summarizer in one call; a larger
+            backlog (after an outage) is folded in several steps (default 4000).
+        max_prompt_message_tokens: Longest single message sent to the summarizer; longer
+            ones are cut with a marker (the log keeps them whole). Default 1500.
+        summary_role: Role of the summary message (``"user"`` by default, so it is never a
+            system message in the middle of a prompt; ``"system"`` or ``"assistant"``).
+        summary_prefix: Text put before the summary in that message.
+
+    Raises:
+        ConfigurationError: When a value or a combination is impossible (for example a
+            summary cap that leaves no room for any message).
+    """
+
+    max_tokens: int = 2000
+    max_summary_tokens: int = 300
+    max_messages: int | None = None
+    keep_tokens: int | None = None
+    keep_messages: int | None = None
+    fold_chunk_tokens: int = 4000
+    max_prompt_message_tokens: int = 1500
+    summary_role: str = "user"
+    summary_prefix: str = "Summary of the earlier conversation:"
+
+    def __post_init__(self) -> None:
+        def positive(name: str, value: object, minimum: int = 1) -> None:
+            if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+                raise ConfigurationError.for_value(name, value, f"must be an integer >= {minimum}")
+
+        positive("max_tokens", self.max_tokens)
+        positive("max_summary_tokens", self.max_summary_tokens, 16)
+        positive("fold_chunk_tokens", self.fold_chunk_tokens, 64)
+        positive("max_prompt_message_tokens", self.max_prompt_message_tokens, 16)
+        if self.max_messages is not None:
+            positive("max_messages", self.max_messages, 2)
+        if self.keep_messages is not None:
+            positive("keep_messages", self.keep_messages, 0)
+            if self.max_messages is not None and self.keep_messages >= self.max_messages:
+                raise ConfigurationError.for_value(
+                    "keep_messages",
+                    self.keep_messages,
+                    f"must be smaller than max_messages={self.max_messages}",
+                )
+        if self.summary_role not in SUMMARY_ROLES:
+            raise ConfigurationError.for_value(
+                "summary_role", self.summary_role, f"must be one of {SUMMARY_ROLES}"
+            )
+        minimum_window = 16
+        if self.window_budget < minimum_window:
+            raise ConfigurationError.for_value(
+                "max_summary_tokens",
+                self.max_summary_tokens,
+                f"leaves {self.window_budget} tokens of max_tokens={self.max_tokens} for "
+                f"messages; raise max_tokens or lower the summary cap so at least "
+                f"{minimum_window} remain",
+            )
+        if self.keep_tokens is not None:
+            positive("keep_tokens", self.keep_tokens, 0)
+            if self.keep_tokens > self.window_budget:
+                raise ConfigurationError.for_value(
+                    "keep_tokens",
+                    self.keep_tokens,
+                    f"exceeds the window budget of {self.window_budget} tokens",
+                )
+
+    @property
+    def summary_reserve(self) -> int:
+        """Tokens reserved for the summary message (cap + message overhead + prefix)."""
+        prefix = len(self.summary_prefix.encode()) + 1
+        return self.max_summary_tokens + TOKENS_PER_MESSAGE + _ROLE_TOKENS + prefix + 1
+
+    @property
+    def window_budget(self) -> int:
+        """Tokens the unfolded messages may use before a fold is due."""
+        return self.max_tokens - self.summary_reserve - REPLY_PRIMING_TOKENS
+
+    @property
+    def keep_tokens_effective(self) -> int:
+        """Tokens of recent messages kept verbatim after a fold."""
+        return self.keep_tokens if self.keep_tokens is not None else self.window_budget // 2
+
+    @property
+    def keep_messages_effective(self) -> int | None:
+        """Messages kept verbatim after a fold, or None for no count limit."""
+        if self.keep_messages is not None:
+            return self.keep_messages
+        if self.max_messages is not None:
+            return self.max_messages // 2
+        return None

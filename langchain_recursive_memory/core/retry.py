@@ -1,0 +1,112 @@
+"""Bounded retries with exponential backoff, timeouts, and a cool-down after failures.
+
+The policy is plain data; the memory's sync and async shells apply it with
+``time.sleep`` / ``asyncio.sleep`` and a thread / ``asyncio.wait_for`` timeout.
+
+Example:
+    >>> from langchain_recursive_memory.core import RetryPolicy
+    >>> list(RetryPolicy(attempts=4, initial_delay=0.5, max_delay=1.5).delays())
+    [0.5, 1.0, 1.5]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+from .errors import ConfigurationError, ModelTimeoutError
+
+__all__ = ["RetryPolicy", "call_with_timeout", "acall_with_timeout"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How LLM (and embedding) calls are retried.
+
+    Attributes:
+        attempts: Total attempts per call, first one included (default 3).
+        initial_delay: Seconds before the first retry (default 0.5).
+        max_delay: Upper bound of any single delay (default 8).
+        multiplier: Growth of the delay between retries (default 2).
+        timeout: Seconds one attempt may take before it counts as failed (default 60).
+        cooldown: Seconds during which no new fold is attempted after a fold failed; doubles
+            with each consecutive failure up to ``max_cooldown`` (default 5).
+        max_cooldown: Upper bound of the cool-down (default 300).
+    """
+
+    attempts: int = 3
+    initial_delay: float = 0.5
+    max_delay: float = 8.0
+    multiplier: float = 2.0
+    timeout: float = 60.0
+    cooldown: float = 5.0
+    max_cooldown: float = 300.0
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ConfigurationError.for_value("attempts", self.attempts, "must be >= 1")
+        for name in ("initial_delay", "max_delay", "cooldown", "max_cooldown"):
+            if getattr(self, name) < 0:
+                raise ConfigurationError.for_value(name, getattr(self, name), "must be >= 0")
+        if self.multiplier < 1:
+            raise ConfigurationError.for_value("multiplier", self.multiplier, "must be >= 1")
+        if self.timeout <= 0:
+            raise ConfigurationError.for_value("timeout", self.timeout, "must be > 0")
+
+    def delays(self) -> Iterator[float]:
+        """Yield the delay before each retry (``attempts - 1`` values)."""
+        delay = self.initial_delay
+        for _ in range(self.attempts - 1):
+            yield min(delay, self.max_delay)
+            delay *= self.multiplier
+
+    def cooldown_after(self, consecutive_failures: int) -> float:
+        """Return the cool-down after ``consecutive_failures`` failed folds (>= 1)."""
+        if consecutive_failures <= 0:
+            return 0.0
+        return float(min(self.cooldown * 2 ** (consecutive_failures - 1), self.max_cooldown))
+
+
+def call_with_timeout(fn: Callable[[], T], timeout: float, what: str) -> T:
+    """Run ``fn`` in a daemon thread and wait at most ``timeout`` seconds for it.
+
+    A call that times out keeps running in its daemon thread (Python cannot cancel it) but
+    its result is discarded, and it never blocks interpreter exit.
+
+    Raises:
+        ModelTimeoutError: When ``fn`` did not return in time.
+    """
+    box: dict[str, object] = {}
+    done = threading.Event()
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name=f"lrm-{what}", daemon=True).start()
+    if not done.wait(timeout):
+        raise ModelTimeoutError(f"{what} did not answer within timeout={timeout}s")
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["value"]  # type: ignore[return-value]
+
+
+async def acall_with_timeout(coro: Awaitable[T], timeout: float, what: str) -> T:
+    """Await ``coro`` for at most ``timeout`` seconds (cancelling it on timeout).
+
+    Raises:
+        ModelTimeoutError: When ``coro`` did not finish in time.
+    """
+    try:
+        return await asyncio.wait_for(coro, timeout)
+    except asyncio.TimeoutError as exc:
+        raise ModelTimeoutError(f"{what} did not answer within timeout={timeout}s") from exc

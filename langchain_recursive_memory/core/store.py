@@ -1,0 +1,698 @@
+"""The Chroma store: the turn log and the versioned summaries, scoped by session.
+
+Layout (``prefix`` defaults to ``"lrm"``; one Chroma database can hold many prefixes):
+
+``{prefix}_turns``
+    The turn log, the source of truth. Append-only: a turn is written once (a second add
+    with the same turn id is ignored by Chroma) and only its ``folded`` flag changes
+    afterwards. Document: the turn's text; metadata: namespace, session id, role, order key,
+    token count, folded flag, and the rest of the message as JSON.
+``{prefix}_summaries``
+    One record per summary version (``S_1, S_2, ...``), each naming the turns folded into it,
+    and a ``current`` record per session that points at a recent version (a hint for cold
+    readers, never trusted blindly).
+``{prefix}_sessions``
+    One record per session, for listing sessions.
+
+Every read filters on namespace *and* session id (invariant 3), and record ids embed a
+hash of both, so equal session ids in two namespaces never meet.
+
+Concurrency: a summary version is written with Chroma's insert-if-absent ``add`` and read
+back; the writer whose fold id is stored wins, the other discards its work and reloads
+(a compare-and-set on the version number). After winning, the writer flags the folded
+turns, then advances the ``current`` hint. A crash between those steps is repaired by the
+next load and the next fold, because readers exclude the turns named by every version
+newer than the hint.
+
+Chroma never downloads its default embedding model here: every record is written with an
+explicit embedding (a one-dimensional placeholder in these non-vector collections).
+
+Example:
+    >>> from langchain_recursive_memory.core import MemoryStore, Turn
+    >>> store = MemoryStore.in_memory()
+    >>> _ = store.append("default", "s1", [Turn(role="user", text="hi")], [5], "o200k_base")
+    >>> [t.turn.text for t in store.load("default", "s1").turns]
+    ['hi']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .errors import ConfigurationError, InvalidInputError, RecursiveMemoryError, StoreError
+from .turn import Turn
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+    from chromadb.api.models.Collection import Collection
+
+__all__ = [
+    "DEFAULT_NAMESPACE",
+    "MemoryStore",
+    "SessionInfo",
+    "SessionState",
+    "StoredTurn",
+    "Summary",
+    "default_path",
+]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DEFAULT_NAMESPACE = "default"
+"""The namespace used when none is given."""
+
+PATH_ENV = "LANGCHAIN_RECURSIVE_MEMORY_PATH"
+MAX_ID_LENGTH = 1024
+_PREFIX_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,40}$")
+_PLACEHOLDER = [0.0]
+
+
+def default_path() -> Path:
+    """Return where the embedded store persists by default.
+
+    ``$LANGCHAIN_RECURSIVE_MEMORY_PATH`` when set, else
+    ``$XDG_DATA_HOME/langchain-recursive-memory/chroma`` (``XDG_DATA_HOME`` defaults to
+    ``~/.local/share``).
+    """
+    env = os.environ.get(PATH_ENV)
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "langchain-recursive-memory" / "chroma"
+
+
+def validate_scope(namespace: str, session_id: str) -> None:
+    """Check a namespace and session id.
+
+    Both must be non-empty strings of at most 1,024 characters without NUL characters.
+    Any other content (quotes, ``$and``, JSON) is fine: values are never interpolated into
+    queries.
+
+    Raises:
+        InvalidInputError: Naming the bad value.
+    """
+    for name, value in (("namespace", namespace), ("session_id", session_id)):
+        if not isinstance(value, str):
+            raise InvalidInputError.for_value(name, value, "must be a str")
+        if not value:
+            raise InvalidInputError.for_value(name, value, "must not be empty")
+        if len(value) > MAX_ID_LENGTH:
+            raise InvalidInputError.for_value(
+                name, value, f"is {len(value)} characters long; the limit is {MAX_ID_LENGTH}"
+            )
+        if "\x00" in value:
+            raise InvalidInputError.for_value(name, value, "must not contain NUL characters")
+
+
+def session_key(namespace: str, session_id: str) -> str:
+    """Return the short, fixed-length key that prefixes a session's record ids."""
+    digest = hashlib.blake2b(f"{namespace}\x00{session_id}".encode(), digest_size=12)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTurn:
+    """A turn as stored in the log.
+
+    Attributes:
+        turn: The turn, with its id and creation time set.
+        seq: The order key (nanoseconds since the epoch, unique per writer).
+        tokens: The turn's token count as one chat message.
+        encoding: The encoding ``tokens`` was counted with.
+        folded_in: The summary version that folded it, or 0.
+    """
+
+    turn: Turn
+    seq: int
+    tokens: int
+    encoding: str
+    folded_in: int = 0
+
+    @property
+    def id(self) -> str:
+        """The turn id."""
+        assert self.turn.id is not None
+        return self.turn.id
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """One version of a session's running summary.
+
+    Attributes:
+        namespace: The session's namespace.
+        session_id: The session id.
+        version: 1 for the first summary, then +1 per fold step.
+        text: The summary text.
+        tokens: Its token count (text only).
+        turn_ids: The turns folded into this version (not those of earlier versions).
+        first_turn_id: The first turn the summary covers (the session's first folded turn).
+        last_turn_id: The last turn folded so far.
+        covered: How many turns all versions up to this one folded in total.
+        method: ``"llm"`` or ``"extractive"`` (no LLM configured).
+        created_at: Seconds since the epoch.
+        fold_id: A random id of the fold that wrote it (for compare-and-set).
+    """
+
+    namespace: str
+    session_id: str
+    version: int
+    text: str
+    tokens: int
+    turn_ids: tuple[str, ...]
+    first_turn_id: str | None
+    last_turn_id: str | None
+    covered: int
+    method: str
+    created_at: float = field(default_factory=time.time)
+    fold_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionState:
+    """What a reader needs: the latest summary and the turns it does not cover.
+
+    Attributes:
+        summary: The latest summary version, or None before the first fold.
+        turns: The unfolded turns, oldest first.
+        repair_ids: Turns named by recent summary versions whose folded flag may not be
+            written yet; the next fold writes it.
+    """
+
+    summary: Summary | None
+    turns: tuple[StoredTurn, ...]
+    repair_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """A session listed by :meth:`MemoryStore.sessions`."""
+
+    namespace: str
+    session_id: str
+    created_at: float
+
+
+def _and(*conditions: Mapping[str, Any]) -> dict[str, Any]:
+    conds = [dict(c) for c in conditions]
+    return conds[0] if len(conds) == 1 else {"$and": conds}
+
+
+class MemoryStore:
+    """Chroma-backed storage of turns and summaries.
+
+    Use a factory, or pass any chromadb client:
+
+    * :meth:`persistent` (the default of the memories): an embedded
+      ``PersistentClient`` at :func:`default_path` or a given path;
+    * :meth:`in_memory`: an embedded ``EphemeralClient`` (tests, demos);
+    * :meth:`http`: a Chroma server (``chroma run``) through ``HttpClient``;
+    * ``MemoryStore(client)``: any chromadb ``ClientAPI``.
+
+    Args:
+        client: A chromadb client.
+        prefix: Collection name prefix (letters, digits, ``.``, ``_``, ``-``).
+
+    Raises:
+        ConfigurationError: For a bad prefix.
+        StoreError: When the collections cannot be opened.
+    """
+
+    def __init__(self, client: ClientAPI, *, prefix: str = "lrm") -> None:
+        if not isinstance(prefix, str) or not _PREFIX_RE.match(prefix):
+            raise ConfigurationError.for_value(
+                "prefix", prefix, "use 1-41 letters, digits, '.', '_' or '-', starting alnum"
+            )
+        self.client = client
+        self.prefix = prefix
+        self._turns: Collection = self._collection("turns")
+        self._summaries: Collection = self._collection("summaries")
+        self._sessions: Collection = self._collection("sessions")
+        self._clock_lock = threading.Lock()
+        self._last_seq = 0
+        self._registered: set[str] = set()
+        self._hints: dict[str, int] = {}
+
+    # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def persistent(cls, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> MemoryStore:
+        """Open (or create) an embedded, persistent store.
+
+        Args:
+            path: The directory; defaults to :func:`default_path`.
+            **kwargs: Passed to the constructor (``prefix``).
+        """
+        import chromadb
+        from chromadb.config import Settings
+
+        target = Path(path).expanduser() if path is not None else default_path()
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+            client = chromadb.PersistentClient(
+                path=str(target), settings=Settings(anonymized_telemetry=False)
+            )
+        except Exception as exc:
+            raise StoreError(f"cannot open the Chroma store at path={str(target)!r}: {exc}") from exc
+        return cls(client, **kwargs)
+
+    @classmethod
+    def in_memory(cls, **kwargs: Any) -> MemoryStore:
+        """Create an embedded store that lives in this process only.
+
+        Each call gets a fresh, empty store (collections get a random prefix unless
+        ``prefix`` is given), because chromadb shares one in-memory system per process.
+        """
+        import chromadb
+        from chromadb.config import Settings
+
+        kwargs.setdefault("prefix", f"mem{uuid.uuid4().hex[:12]}")
+        client = chromadb.EphemeralClient(settings=Settings(anonymized_telemetry=False))
+        return cls(client, **kwargs)
+
+    @classmethod
+    def http(
+        cls,
+        host: str = "localhost",
+        port: int = 8000,
+        *,
+        ssl: bool = False,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        **kwargs: Any,
+    ) -> MemoryStore:
+        """Connect to a Chroma server (``chroma run --host H --port P``).
+
+        Args:
+            host: Server host.
+            port: Server port.
+            ssl: Use HTTPS.
+            headers: Extra HTTP headers (authentication).
+            timeout: Seconds any one HTTP request may take (chromadb's own default waits
+                forever).
+            **kwargs: Passed to the constructor (``prefix``).
+        """
+        import chromadb
+        from chromadb.config import Settings
+
+        if timeout <= 0:
+            raise ConfigurationError.for_value("timeout", timeout, "must be > 0")
+        try:
+            client = chromadb.HttpClient(
+                host=host,
+                port=port,
+                ssl=ssl,
+                headers=dict(headers) if headers else None,
+                settings=Settings(anonymized_telemetry=False),
+            )
+            _set_http_timeout(client, timeout)
+        except Exception as exc:
+            raise StoreError(f"cannot reach the Chroma server at {host}:{port}: {exc}") from exc
+        return cls(client, **kwargs)
+
+    def _collection(self, name: str) -> Collection:
+        full = f"{self.prefix}_{name}"
+        return self._call(
+            f"open collection {full!r}",
+            lambda: self.client.get_or_create_collection(
+                full, embedding_function=None, metadata={"lrm_schema": 1}
+            ),
+        )
+
+    @staticmethod
+    def _call(what: str, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except RecursiveMemoryError:
+            raise
+        except Exception as exc:
+            raise StoreError(f"Chroma failed to {what}: {type(exc).__name__}: {exc}") from exc
+
+    def _next_seq(self, count: int) -> list[int]:
+        with self._clock_lock:
+            now = time.time_ns()
+            start = max(now, self._last_seq + 1)
+            self._last_seq = start + count - 1
+        return list(range(start, start + count))
+
+    @staticmethod
+    def _scope(namespace: str, session_id: str) -> dict[str, Any]:
+        return _and({"ns": namespace}, {"sid": session_id})
+
+    # -- turns ---------------------------------------------------------------------------
+
+    def append(
+        self,
+        namespace: str,
+        session_id: str,
+        turns: Sequence[Turn],
+        tokens: Sequence[int],
+        encoding: str,
+    ) -> list[StoredTurn]:
+        """Write turns to the log; durable when this returns.
+
+        Turns without an id get a new, time-ordered one. A turn whose id is already stored
+        in this session is not written again (the earlier record wins); repeated ids within
+        ``turns`` keep the first.
+
+        Args:
+            namespace: The namespace.
+            session_id: The session.
+            turns: The turns, in conversation order.
+            tokens: Each turn's token count.
+            encoding: The encoding the counts were made with.
+
+        Returns:
+            The turns as written, with ids, creation times and order keys.
+
+        Raises:
+            InvalidInputError: For a bad scope or mismatched lengths.
+            StoreError: When Chroma rejects the write (nothing was written).
+        """
+        validate_scope(namespace, session_id)
+        if len(turns) != len(tokens):
+            raise InvalidInputError.for_value("tokens", len(tokens), f"expected {len(turns)}")
+        if not turns:
+            return []
+        skey = session_key(namespace, session_id)
+        seqs = self._next_seq(len(turns))
+        stored: list[StoredTurn] = []
+        seen: set[str] = set()
+        for turn, count, seq in zip(turns, tokens, seqs):
+            turn_id = turn.id or f"{seq:019d}-{uuid.uuid4().hex[:8]}"
+            if turn_id in seen:
+                continue
+            seen.add(turn_id)
+            created = turn.created_at if turn.created_at is not None else seq / 1e9
+            stored.append(StoredTurn(turn.with_id(turn_id, created), seq, int(count), encoding))
+        ids = [f"{skey}:t:{s.id}" for s in stored]
+        docs = [s.turn.text for s in stored]
+        metas = [self._turn_meta(namespace, session_id, s) for s in stored]
+        self._register(namespace, session_id, skey)
+        self._call(
+            "append turns",
+            lambda: self._turns.add(
+                ids=ids, documents=docs, metadatas=metas, embeddings=[_PLACEHOLDER] * len(ids)
+            ),
+        )
+        return stored
+
+    @staticmethod
+    def _turn_meta(namespace: str, session_id: str, s: StoredTurn) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            "ns": namespace,
+            "sid": session_id,
+            "tid": s.id,
+            "role": s.turn.role,
+            "seq": s.seq,
+            "created": float(s.turn.created_at or 0.0),
+            "tok": s.tokens,
+            "enc": s.encoding,
+            "folded": 0,
+        }
+        payload = s.turn.payload()
+        if payload:
+            meta["payload"] = json.dumps(payload, ensure_ascii=False, sort_keys=True)
+        return meta
+
+    @staticmethod
+    def _to_stored(doc: str | None, meta: Mapping[str, Any]) -> StoredTurn:
+        payload = json.loads(str(meta["payload"])) if meta.get("payload") else {}
+        turn = Turn.from_payload(
+            str(meta["role"]),
+            doc or "",
+            payload,
+            turn_id=str(meta["tid"]),
+            created_at=float(meta["created"]),
+        )
+        return StoredTurn(
+            turn, int(meta["seq"]), int(meta["tok"]), str(meta["enc"]), int(meta["folded"])
+        )
+
+    def _get_turns(self, where: Mapping[str, Any]) -> list[StoredTurn]:
+        got = self._call(
+            "read turns",
+            lambda: self._turns.get(where=dict(where), include=["documents", "metadatas"]),
+        )
+        docs = got["documents"] or []
+        metas = got["metadatas"] or []
+        turns = [self._to_stored(d, m) for d, m in zip(docs, metas)]
+        turns.sort(key=lambda s: (s.seq, s.id))
+        return turns
+
+    def turns(self, namespace: str, session_id: str) -> list[StoredTurn]:
+        """Return every logged turn of the session, oldest first (folded or not)."""
+        validate_scope(namespace, session_id)
+        return self._get_turns(self._scope(namespace, session_id))
+
+    def get_turns(self, namespace: str, session_id: str, turn_ids: Iterable[str]) -> list[StoredTurn]:
+        """Return the session's turns with the given ids, oldest first (missing ids skipped)."""
+        validate_scope(namespace, session_id)
+        skey = session_key(namespace, session_id)
+        ids = [f"{skey}:t:{t}" for t in dict.fromkeys(turn_ids)]
+        if not ids:
+            return []
+        got = self._call(
+            "read turns by id",
+            lambda: self._turns.get(ids=ids, include=["documents", "metadatas"]),
+        )
+        out = [
+            self._to_stored(d, m)
+            for d, m in zip(got["documents"] or [], got["metadatas"] or [])
+            if m.get("sid") == session_id and m.get("ns") == namespace
+        ]
+        out.sort(key=lambda s: (s.seq, s.id))
+        return out
+
+    def count_turns(self, namespace: str, session_id: str) -> int:
+        """Return how many turns the session's log holds."""
+        validate_scope(namespace, session_id)
+        got = self._call(
+            "count turns",
+            lambda: self._turns.get(where=self._scope(namespace, session_id), include=[]),
+        )
+        return len(got["ids"])
+
+    # -- summaries -----------------------------------------------------------------------
+
+    @staticmethod
+    def _summary_meta(s: Summary, kind: str) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            "ns": s.namespace,
+            "sid": s.session_id,
+            "kind": kind,
+            "version": s.version,
+            "tok": s.tokens,
+            "covered": s.covered,
+            "method": s.method,
+            "created": s.created_at,
+            "fold_id": s.fold_id,
+            "turn_ids": json.dumps(list(s.turn_ids)),
+        }
+        if s.first_turn_id is not None:
+            meta["first_tid"] = s.first_turn_id
+        if s.last_turn_id is not None:
+            meta["last_tid"] = s.last_turn_id
+        return meta
+
+    @staticmethod
+    def _to_summary(doc: str | None, meta: Mapping[str, Any]) -> Summary:
+        first = meta.get("first_tid")
+        last = meta.get("last_tid")
+        return Summary(
+            namespace=str(meta["ns"]),
+            session_id=str(meta["sid"]),
+            version=int(meta["version"]),
+            text=doc or "",
+            tokens=int(meta["tok"]),
+            turn_ids=tuple(json.loads(str(meta["turn_ids"]))),
+            first_turn_id=str(first) if first is not None else None,
+            last_turn_id=str(last) if last is not None else None,
+            covered=int(meta["covered"]),
+            method=str(meta["method"]),
+            created_at=float(meta["created"]),
+            fold_id=str(meta["fold_id"]),
+        )
+
+    def _hint(self, namespace: str, session_id: str, skey: str) -> int:
+        hint = self._hints.get(skey)
+        if hint is None:
+            got = self._call(
+                "read the summary hint",
+                lambda: self._summaries.get(ids=[f"{skey}:current"], include=["metadatas"]),
+            )
+            metas = got["metadatas"] or []
+            hint = 0
+            for m in metas:
+                if m.get("sid") == session_id and m.get("ns") == namespace:
+                    hint = int(m["version"])
+            self._hints[skey] = hint
+        return hint
+
+    def _recent_versions(self, namespace: str, session_id: str) -> list[Summary]:
+        skey = session_key(namespace, session_id)
+        hint = self._hint(namespace, session_id, skey)
+        where = _and(
+            {"ns": namespace},
+            {"sid": session_id},
+            {"kind": "version"},
+            {"version": {"$gte": hint}},
+        )
+        got = self._call(
+            "read summaries",
+            lambda: self._summaries.get(where=where, include=["documents", "metadatas"]),
+        )
+        versions = [
+            self._to_summary(d, m) for d, m in zip(got["documents"] or [], got["metadatas"] or [])
+        ]
+        versions.sort(key=lambda s: s.version)
+        if len(versions) > 8:
+            # Others have been folding: refresh the hint from the current record.
+            self._hints.pop(skey, None)
+        return versions
+
+    def latest_summary(self, namespace: str, session_id: str) -> Summary | None:
+        """Return the session's latest summary version, or None."""
+        validate_scope(namespace, session_id)
+        versions = self._recent_versions(namespace, session_id)
+        return versions[-1] if versions else None
+
+    def summaries(self, namespace: str, session_id: str) -> list[Summary]:
+        """Return every summary version of the session, oldest first."""
+        validate_scope(namespace, session_id)
+        where = _and({"ns": namespace}, {"sid": session_id}, {"kind": "version"})
+        got = self._call(
+            "read summaries",
+            lambda: self._summaries.get(where=where, include=["documents", "metadatas"]),
+        )
+        out = [self._to_summary(d, m) for d, m in zip(got["documents"] or [], got["metadatas"] or [])]
+        out.sort(key=lambda s: s.version)
+        return out
+
+    def load(self, namespace: str, session_id: str) -> SessionState:
+        """Return the latest summary and the turns it does not cover, oldest first.
+
+        Turns are read before summaries, so a fold committed in between can only make a
+        turn appear in both (never in neither).
+        """
+        validate_scope(namespace, session_id)
+        unfolded = self._get_turns(_and({"ns": namespace}, {"sid": session_id}, {"folded": 0}))
+        versions = self._recent_versions(namespace, session_id)
+        named: set[str] = set()
+        for v in versions:
+            named.update(v.turn_ids)
+        turns = tuple(t for t in unfolded if t.id not in named)
+        repair = tuple(t.id for t in unfolded if t.id in named)
+        return SessionState(versions[-1] if versions else None, turns, repair)
+
+    def commit_summary(self, new: Summary, repair_ids: Sequence[str] = ()) -> bool:
+        """Write summary version ``new`` if no other writer has written that version.
+
+        On success the folded turns (``new.turn_ids`` and ``repair_ids``) are flagged and the
+        session's ``current`` hint advances.
+
+        Returns:
+            True if this call wrote the version; False if another writer had (reload).
+        """
+        validate_scope(new.namespace, new.session_id)
+        skey = session_key(new.namespace, new.session_id)
+        vid = f"{skey}:v:{new.version:010d}"
+        meta = self._summary_meta(new, "version")
+        self._call(
+            "write a summary",
+            lambda: self._summaries.add(
+                ids=[vid], documents=[new.text], metadatas=[meta], embeddings=[_PLACEHOLDER]
+            ),
+        )
+        got = self._call(
+            "read back a summary", lambda: self._summaries.get(ids=[vid], include=["metadatas"])
+        )
+        metas = got["metadatas"] or []
+        if not metas or metas[0].get("fold_id") != new.fold_id:
+            self._hints.pop(skey, None)
+            return False
+        flagged = {t: new.version for t in repair_ids}
+        flagged.update({t: new.version for t in new.turn_ids})
+        if flagged:
+            self._call(
+                "flag folded turns",
+                lambda: self._turns.update(
+                    ids=[f"{skey}:t:{t}" for t in flagged],
+                    metadatas=[{"folded": v} for v in flagged.values()],
+                ),
+            )
+        self._call(
+            "advance the summary hint",
+            lambda: self._summaries.upsert(
+                ids=[f"{skey}:current"],
+                documents=[new.text],
+                metadatas=[self._summary_meta(new, "current")],
+                embeddings=[_PLACEHOLDER],
+            ),
+        )
+        self._hints[skey] = new.version
+        return True
+
+    # -- sessions ------------------------------------------------------------------------
+
+    def _register(self, namespace: str, session_id: str, skey: str) -> None:
+        if skey in self._registered:
+            return
+        meta = {"ns": namespace, "sid": session_id, "created": time.time()}
+        self._call(
+            "register the session",
+            lambda: self._sessions.add(
+                ids=[skey], documents=[session_id], metadatas=[meta], embeddings=[_PLACEHOLDER]
+            ),
+        )
+        self._registered.add(skey)
+
+    def sessions(self, namespace: str | None = None) -> list[SessionInfo]:
+        """List sessions (of one namespace, or all), oldest first."""
+        where = {"ns": namespace} if namespace is not None else None
+        got = self._call(
+            "list sessions", lambda: self._sessions.get(where=where, include=["metadatas"])
+        )
+        out = [
+            SessionInfo(str(m["ns"]), str(m["sid"]), float(m["created"]))
+            for m in got["metadatas"] or []
+        ]
+        out.sort(key=lambda s: (s.created_at, s.namespace, s.session_id))
+        return out
+
+    def clear(self, namespace: str, session_id: str) -> None:
+        """Delete everything stored for the session: turns, summaries, registration."""
+        validate_scope(namespace, session_id)
+        scope = self._scope(namespace, session_id)
+        skey = session_key(namespace, session_id)
+        for name, col in (
+            ("turns", self._turns),
+            ("summaries", self._summaries),
+            ("sessions", self._sessions),
+        ):
+            self._call(f"delete the session's {name}", lambda c=col: c.delete(where=scope))
+        self._registered.discard(skey)
+        self._hints.pop(skey, None)
+
+
+def _set_http_timeout(client: Any, timeout: float) -> None:
+    """Give chromadb's HTTP session a timeout (its default waits forever)."""
+    import httpx
+
+    server = getattr(client, "_server", None)
+    session = getattr(server, "_session", None)
+    if isinstance(session, httpx.Client):
+        session.timeout = httpx.Timeout(timeout)

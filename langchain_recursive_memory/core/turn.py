@@ -1,0 +1,219 @@
+"""The :class:`Turn`: one message of one conversation, framework-free.
+
+Adapters translate LangChain messages and LlamaIndex ``ChatMessage`` objects to and from
+turns; the core only ever sees turns.
+
+Example:
+    >>> from langchain_recursive_memory.core import Turn
+    >>> t = Turn(role="user", text="My name is Ada.")
+    >>> t.role, t.text
+    ('user', 'My name is Ada.')
+    >>> Turn.from_json(t.to_json()) == t
+    True
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from .errors import InvalidInputError
+
+__all__ = ["Role", "ToolCall", "Turn", "blocks_text", "group_tool_calls"]
+
+Role = Literal["user", "assistant", "system", "tool"]
+"""The four roles a turn can have (LangChain's human/ai map to user/assistant)."""
+
+ROLES: tuple[str, ...] = ("user", "assistant", "system", "tool")
+
+# Block types whose payload is binary or media, counted at a fixed cost, never as text.
+MEDIA_BLOCK_TYPES = frozenset(
+    {"image", "image_url", "input_image", "audio", "input_audio", "file", "video", "document"}
+)
+_TEXT_KEYS = ("text", "thinking", "reasoning", "content", "summary")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool (function) call requested by an assistant turn.
+
+    Attributes:
+        name: The tool's name.
+        args: The call's arguments, JSON-serializable.
+        id: The provider's call id, which the tool result turn refers to.
+    """
+
+    name: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+    id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serializable dict."""
+        return {"name": self.name, "args": dict(self.args), "id": self.id}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolCall:
+        """Build a call from :meth:`to_dict` output."""
+        return cls(name=str(data["name"]), args=dict(data.get("args") or {}), id=data.get("id"))
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message of one conversation.
+
+    Attributes:
+        role: ``"user"``, ``"assistant"``, ``"system"`` or ``"tool"``.
+        text: The message's plain text (for content blocks, their text parts joined).
+        blocks: The original content blocks when the content was a list (images, thinking,
+            ...), JSON-serializable; ``None`` for plain text content.
+        tool_calls: Tool calls requested by an assistant turn.
+        tool_call_id: For a tool turn, the id of the call it answers.
+        name: An optional participant or tool name.
+        id: The turn id. Assigned by the store when missing; a turn added twice with the
+            same id is stored once.
+        created_at: Seconds since the epoch; assigned by the store when missing.
+        extra: Framework-specific fields kept for a lossless round trip
+            (``additional_kwargs``, ``response_metadata``...), JSON-serializable.
+    """
+
+    role: str
+    text: str = ""
+    blocks: tuple[Mapping[str, Any], ...] | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+    id: str | None = None
+    created_at: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise InvalidInputError.for_value("role", self.role, f"must be one of {ROLES}")
+        if not isinstance(self.text, str):
+            raise InvalidInputError.for_value("text", self.text, "must be a str")
+        if self.id is not None and (not isinstance(self.id, str) or not self.id):
+            raise InvalidInputError.for_value("id", self.id, "must be a non-empty str or None")
+
+    @property
+    def has_tool_calls(self) -> bool:
+        """Whether this is an assistant turn that requests tool calls."""
+        return bool(self.tool_calls)
+
+    def with_id(self, turn_id: str, created_at: float) -> Turn:
+        """Return a copy with the id and creation time set."""
+        return replace(self, id=turn_id, created_at=created_at)
+
+    def payload(self) -> dict[str, Any]:
+        """Return the fields beyond role and text, for storage (JSON-serializable)."""
+        data: dict[str, Any] = {}
+        if self.blocks is not None:
+            data["blocks"] = [dict(b) for b in self.blocks]
+        if self.tool_calls:
+            data["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            data["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            data["name"] = self.name
+        if self.extra:
+            data["extra"] = dict(self.extra)
+        return data
+
+    def to_json(self) -> str:
+        """Serialize the turn to a JSON string (lossless)."""
+        data = {"role": self.role, "text": self.text, **self.payload()}
+        if self.id is not None:
+            data["id"] = self.id
+        if self.created_at is not None:
+            data["created_at"] = self.created_at
+        return json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_payload(
+        cls,
+        role: str,
+        text: str,
+        payload: Mapping[str, Any],
+        *,
+        turn_id: str | None = None,
+        created_at: float | None = None,
+    ) -> Turn:
+        """Rebuild a turn from its role, text and :meth:`payload`."""
+        blocks = payload.get("blocks")
+        return cls(
+            role=role,
+            text=text,
+            blocks=tuple(blocks) if blocks is not None else None,
+            tool_calls=tuple(ToolCall.from_dict(c) for c in payload.get("tool_calls", ())),
+            tool_call_id=payload.get("tool_call_id"),
+            name=payload.get("name"),
+            id=turn_id,
+            created_at=created_at,
+            extra=dict(payload.get("extra") or {}),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Turn:
+        """Parse :meth:`to_json` output."""
+        data = json.loads(text)
+        return cls.from_payload(
+            data["role"],
+            data.get("text", ""),
+            data,
+            turn_id=data.get("id"),
+            created_at=data.get("created_at"),
+        )
+
+
+def blocks_text(blocks: Sequence[Any]) -> str:
+    """Join the text parts of a list of content blocks (strings or dicts).
+
+    Media blocks contribute nothing; ``thinking``/``reasoning`` blocks contribute their text.
+
+    Example:
+        >>> blocks_text(["hi", {"type": "text", "text": "there"}, {"type": "image_url"}])
+        'hi\\nthere'
+    """
+    parts: list[str] = []
+    for block in blocks:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, Mapping):
+            if block.get("type") in MEDIA_BLOCK_TYPES:
+                continue
+            for key in _TEXT_KEYS:
+                value = block.get(key)
+                if isinstance(value, str) and value:
+                    parts.append(value)
+                    break
+    return "\n".join(parts)
+
+
+def group_tool_calls(turns: Sequence[Turn]) -> list[list[Turn]]:
+    """Split turns into units that must never be separated.
+
+    An assistant turn with tool calls and the tool turns that answer it form one unit;
+    every other turn is a unit of its own. A tool turn without a matching call before it
+    (its assistant turn is not in ``turns``) forms a unit of its own.
+
+    Example:
+        >>> a = Turn(role="assistant", tool_calls=(ToolCall("f", {}, "c1"),))
+        >>> r = Turn(role="tool", text="42", tool_call_id="c1")
+        >>> [len(g) for g in group_tool_calls([Turn(role="user", text="q"), a, r])]
+        [1, 2]
+    """
+    groups: list[list[Turn]] = []
+    open_calls: set[str] = set()
+    for turn in turns:
+        if turn.role == "tool" and groups and (
+            (turn.tool_call_id is not None and turn.tool_call_id in open_calls)
+            or (turn.tool_call_id is None and groups[-1][0].has_tool_calls)
+        ):
+            groups[-1].append(turn)
+            if turn.tool_call_id is not None:
+                open_calls.discard(turn.tool_call_id)
+            continue
+        groups.append([turn])
+        open_calls = {c.id for c in turn.tool_calls if c.id is not None}
+    return groups
