@@ -1,0 +1,84 @@
+"""Long-term conversation memory for LangChain that stays inside a token budget.
+
+The LangChain classes are imported lazily, so ``langchain_recursive_memory.core`` (and a
+LlamaIndex-only install) never needs ``langchain-core``.
+
+Example:
+    >>> from langchain_recursive_memory import RecursiveSummaryChatMessageHistory
+    >>> RecursiveSummaryChatMessageHistory.__name__
+    'RecursiveSummaryChatMessageHistory'
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from .core import (
+    ConfigurationError,
+    Context,
+    EmbeddingError,
+    FoldResult,
+    InvalidInputError,
+    MemoryConfig,
+    MemoryStore,
+    ModelError,
+    ModelOutputError,
+    ModelTimeoutError,
+    RecursiveMemory,
+    RecursiveMemoryError,
+    RetryPolicy,
+    StoreError,
+    Summary,
+    TokenCounter,
+    TokenizerError,
+    Turn,
+)
+
+if TYPE_CHECKING:
+    from .chat_message_histories import RecursiveSummaryChatMessageHistory
+    from .language_models import LangChainTextModel
+
+__version__ = "0.1.0.dev0"
+
+_LAZY = {
+    "LangChainTextModel": ".language_models",
+    "RecursiveSummaryChatMessageHistory": ".chat_message_histories",
+}
+
+__all__ = [
+    "ConfigurationError",
+    "Context",
+    "EmbeddingError",
+    "FoldResult",
+    "InvalidInputError",
+    "LangChainTextModel",
+    "MemoryConfig",
+    "MemoryStore",
+    "ModelError",
+    "ModelOutputError",
+    "ModelTimeoutError",
+    "RecursiveMemory",
+    "RecursiveMemoryError",
+    "RecursiveSummaryChatMessageHistory",
+    "RetryPolicy",
+    "StoreError",
+    "Summary",
+    "TokenCounter",
+    "TokenizerError",
+    "Turn",
+    "__version__",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,198 @@
+"""``RecursiveSummaryChatMessageHistory``: a LangChain chat history within a token budget.
+
+A drop-in for ``InMemoryChatMessageHistory`` (for example inside
+``RunnableWithMessageHistory``): every message is stored durably in Chroma, and
+``messages`` returns the running summary first (one message, user role by default, never a
+system message in the middle of a prompt) followed by the recent messages verbatim, all
+within ``max_tokens``.
+
+Example:
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> from langchain_recursive_memory import RecursiveSummaryChatMessageHistory
+    >>> from langchain_recursive_memory.core import MemoryStore
+    >>> history = RecursiveSummaryChatMessageHistory(
+    ...     "user-42", store=MemoryStore.in_memory(), max_tokens=1000
+    ... )
+    >>> history.add_messages([HumanMessage("Hi, I'm Ada."), AIMessage("Hello Ada!")])
+    >>> [m.content for m in history.messages]
+    ["Hi, I'm Ada.", 'Hello Ada!']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from os import PathLike
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.chat_history import BaseChatMessageHistory
+from langchain_core.messages import BaseMessage
+
+from .core.config import MemoryConfig
+from .core.errors import ConfigurationError
+from .core.memory import Context, FoldResult, RecursiveMemory
+from .core.retry import RetryPolicy
+from .core.store import DEFAULT_NAMESPACE, MemoryStore, Summary
+from .language_models import resolve_text_model
+from .messages import is_summary_message, message_to_turn, turn_to_message
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+
+__all__ = ["RecursiveSummaryChatMessageHistory"]
+
+_ROLE_NAMES = {"human": "user", "ai": "assistant"}
+
+
+class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
+    """Chat message history with a running summary, persisted in Chroma.
+
+    Args:
+        session_id: The conversation's id.
+        llm: The summarizer: a LangChain chat model or LLM (a cheaper one than the chat
+            model is the usual choice), a ``"provider:model"`` string, a core
+            ``TextModel``, or None for the no-LLM extractive summarizer.
+        path: Directory of the embedded Chroma store (default:
+            ``$LANGCHAIN_RECURSIVE_MEMORY_PATH`` or
+            ``~/.local/share/langchain-recursive-memory/chroma``).
+        client: Any chromadb client (``PersistentClient``, ``HttpClient``...) instead of
+            ``path``.
+        store: A ready :class:`~.core.MemoryStore` instead of ``path`` or ``client``.
+        namespace: Isolates apps or tenants sharing a store (default ``"default"``).
+        max_tokens: Budget of everything ``messages`` returns (default 2000).
+        max_summary_tokens: Enforced cap of the summary (default 300).
+        max_messages: Also fold when more messages than this are unfolded (default: off).
+        keep_tokens: Tokens of recent messages kept verbatim after a fold (default: half
+            the window budget).
+        keep_messages: Messages kept verbatim after a fold (default: half of
+            ``max_messages`` when set).
+        summary_role: ``"human"``/``"user"`` (default), ``"ai"``/``"assistant"`` or
+            ``"system"`` (only if nothing comes before the history in your prompt).
+        tokenizer_model: The chat model's name; picks the tiktoken encoding (default
+            ``"gpt-4o"``).
+        retry: Retries, timeouts and cool-down of summarizer calls.
+        config: A full :class:`~.core.MemoryConfig` instead of the budget arguments.
+        memory: A ready :class:`~.core.RecursiveMemory` (overrides everything else).
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        llm: Any = None,
+        path: str | PathLike[str] | None = None,
+        client: ClientAPI | None = None,
+        store: MemoryStore | None = None,
+        namespace: str = DEFAULT_NAMESPACE,
+        max_tokens: int = 2000,
+        max_summary_tokens: int = 300,
+        max_messages: int | None = None,
+        keep_tokens: int | None = None,
+        keep_messages: int | None = None,
+        summary_role: str = "human",
+        tokenizer_model: str = "gpt-4o",
+        retry: RetryPolicy | None = None,
+        config: MemoryConfig | None = None,
+        memory: RecursiveMemory | None = None,
+    ) -> None:
+        super().__init__()
+        if memory is None:
+            given = [n for n, v in (("path", path), ("client", client), ("store", store)) if v]
+            if len(given) > 1:
+                raise ConfigurationError.for_value(
+                    given[1], locals()[given[1]], f"give only one of path, client, store ({given})"
+                )
+            if client is not None:
+                store = MemoryStore(client)
+            elif store is None:
+                store = MemoryStore.persistent(path)
+            if config is None:
+                config = MemoryConfig(
+                    max_tokens=max_tokens,
+                    max_summary_tokens=max_summary_tokens,
+                    max_messages=max_messages,
+                    keep_tokens=keep_tokens,
+                    keep_messages=keep_messages,
+                    summary_role=_ROLE_NAMES.get(summary_role, summary_role),
+                )
+            memory = RecursiveMemory(
+                session_id,
+                model=resolve_text_model(llm),
+                store=store,
+                namespace=namespace,
+                config=config,
+                tokenizer_model=tokenizer_model,
+                retry=retry,
+            )
+        self.memory = memory
+        self.session_id = memory.session_id
+
+    def __repr__(self) -> str:
+        return f"RecursiveSummaryChatMessageHistory({self.memory!r})"
+
+    # -- BaseChatMessageHistory ---------------------------------------------------------------
+
+    @property  # type: ignore[override]
+    def messages(self) -> list[BaseMessage]:
+        """The summary message (if any) then the recent messages, within ``max_tokens``."""
+        return [turn_to_message(t) for t in self.memory.context().turns]
+
+    async def aget_messages(self) -> list[BaseMessage]:
+        """Async twin of :attr:`messages`."""
+        context = await self.memory.acontext()
+        return [turn_to_message(t) for t in context.turns]
+
+    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """Store messages durably, then fold the oldest into the summary if over budget.
+
+        Summary messages returned by :attr:`messages` are skipped if passed back in, and a
+        message whose id is already stored is not stored twice.
+        """
+        turns = [message_to_turn(m) for m in messages if not is_summary_message(m)]
+        if turns:
+            self.memory.add(turns)
+
+    async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """Async twin of :meth:`add_messages`."""
+        turns = [message_to_turn(m) for m in messages if not is_summary_message(m)]
+        if turns:
+            await self.memory.aadd(turns)
+
+    def clear(self) -> None:
+        """Delete every stored message and summary of this session."""
+        self.memory.clear()
+
+    async def aclear(self) -> None:
+        """Async twin of :meth:`clear`."""
+        await self.memory.aclear()
+
+    # -- beyond the base class --------------------------------------------------------------
+
+    @property
+    def summary(self) -> str | None:
+        """The current summary text, or None before the first fold."""
+        latest = self.memory.summary()
+        return latest.text if latest is not None else None
+
+    def get_summary(self) -> Summary | None:
+        """The latest summary version with its provenance (turn ids, version, method)."""
+        return self.memory.summary()
+
+    def context(self) -> Context:
+        """The context with its token count and what is hidden pending a fold."""
+        return self.memory.context()
+
+    def all_messages(self) -> list[BaseMessage]:
+        """Every stored message of the session, oldest first (the full log)."""
+        return [turn_to_message(s.turn) for s in self.memory.turns()]
+
+    async def aall_messages(self) -> list[BaseMessage]:
+        """Async twin of :meth:`all_messages`."""
+        return [turn_to_message(s.turn) for s in await self.memory.aturns()]
+
+    def fold(self, *, force: bool = False) -> FoldResult:
+        """Fold now if due (or always with ``force``); raises if the summarizer fails."""
+        return self.memory.fold(force=force)
+
+    async def afold(self, *, force: bool = False) -> FoldResult:
+        """Async twin of :meth:`fold`."""
+        return await self.memory.afold(force=force)

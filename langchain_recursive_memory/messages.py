@@ -1,0 +1,173 @@
+"""Conversion between LangChain messages and core :class:`~.core.Turn` objects.
+
+The round trip keeps content (strings and content blocks), tool calls, tool call ids,
+names, message ids and the ``additional_kwargs`` / ``response_metadata`` /
+``usage_metadata`` fields (made JSON-safe).
+
+Example:
+    >>> from langchain_core.messages import AIMessage
+    >>> from langchain_recursive_memory.messages import message_to_turn, turn_to_message
+    >>> msg = AIMessage("", tool_calls=[{"name": "add", "args": {"a": 1}, "id": "c1"}])
+    >>> turn = message_to_turn(msg)
+    >>> turn.role, turn.tool_calls[0].name
+    ('assistant', 'add')
+    >>> turn_to_message(turn).tool_calls[0]["args"]
+    {'a': 1}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ChatMessage,
+    FunctionMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+
+from .core.errors import InvalidInputError
+from .core.turn import ToolCall, Turn, blocks_text
+
+__all__ = ["SUMMARY_KIND", "is_summary_message", "message_to_turn", "turn_to_message"]
+
+SUMMARY_KIND = "summary"
+_ROLE_ALIASES = {
+    "human": "user",
+    "user": "user",
+    "ai": "assistant",
+    "assistant": "assistant",
+    "system": "system",
+    "developer": "system",
+    "tool": "tool",
+    "function": "tool",
+}
+
+
+def _json_safe(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str, ensure_ascii=False))
+
+
+def is_summary_message(message: BaseMessage) -> bool:
+    """Whether ``message`` is a summary message produced by this package."""
+    meta = message.response_metadata or {}
+    return meta.get("lrm_kind") == SUMMARY_KIND
+
+
+def message_to_turn(message: BaseMessage) -> Turn:
+    """Convert a LangChain message to a :class:`Turn`.
+
+    Raises:
+        InvalidInputError: For something that is not a ``BaseMessage`` or has an unknown
+            role.
+    """
+    if not isinstance(message, BaseMessage):
+        raise InvalidInputError.for_value("message", message, "must be a LangChain BaseMessage")
+    if isinstance(message, ChatMessage):
+        role = _ROLE_ALIASES.get(message.role.lower())
+        if role is None:
+            raise InvalidInputError.for_value(
+                "message.role", message.role, f"must be one of {sorted(_ROLE_ALIASES)}"
+            )
+    else:
+        role = _ROLE_ALIASES.get(message.type)
+        if role is None:
+            raise InvalidInputError.for_value(
+                "message.type", message.type, "is not a chat message type this memory stores"
+            )
+    content = message.content
+    blocks: tuple[Mapping[str, Any], ...] | None = None
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, Sequence):
+        items = [
+            {"type": "text", "text": b} if isinstance(b, str) else _json_safe(b) for b in content
+        ]
+        blocks = tuple(items)
+        text = blocks_text(items)
+    else:
+        raise InvalidInputError.for_value("message.content", content, "must be a str or a list")
+    extra: dict[str, Any] = {}
+    if message.additional_kwargs:
+        extra["additional_kwargs"] = _json_safe(message.additional_kwargs)
+    if message.response_metadata:
+        extra["response_metadata"] = _json_safe(message.response_metadata)
+    if isinstance(message, ChatMessage):
+        extra["chat_role"] = message.role
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    if isinstance(message, AIMessage):
+        tool_calls = tuple(
+            ToolCall(name=c["name"], args=_json_safe(c.get("args") or {}), id=c.get("id"))
+            for c in message.tool_calls
+        )
+        if message.invalid_tool_calls:
+            extra["invalid_tool_calls"] = _json_safe(message.invalid_tool_calls)
+        if message.usage_metadata:
+            extra["usage_metadata"] = _json_safe(message.usage_metadata)
+    elif isinstance(message, ToolMessage):
+        tool_call_id = message.tool_call_id
+        if message.status != "success":
+            extra["status"] = message.status
+        if message.artifact is not None:
+            extra["artifact"] = _json_safe(message.artifact)
+    elif isinstance(message, FunctionMessage):
+        extra["function_message"] = True
+    return Turn(
+        role=role,
+        text=text,
+        blocks=blocks,
+        tool_calls=tool_calls,
+        tool_call_id=tool_call_id,
+        name=message.name,
+        id=message.id or None,
+        extra=extra,
+    )
+
+
+def turn_to_message(turn: Turn) -> BaseMessage:
+    """Convert a :class:`Turn` back to the LangChain message it came from."""
+    content: Any = [dict(b) for b in turn.blocks] if turn.blocks is not None else turn.text
+    extra = dict(turn.extra)
+    common: dict[str, Any] = {
+        "content": content,
+        "id": turn.id,
+        "name": turn.name,
+        "additional_kwargs": dict(extra.get("additional_kwargs") or {}),
+        "response_metadata": dict(extra.get("response_metadata") or {}),
+    }
+    if extra.get("lrm_kind") == SUMMARY_KIND:
+        common["response_metadata"].update(
+            {"lrm_kind": SUMMARY_KIND, "lrm_version": extra.get("lrm_version")}
+        )
+    if "chat_role" in extra:
+        return ChatMessage(role=str(extra["chat_role"]), **common)
+    if turn.role == "user":
+        return HumanMessage(**common)
+    if turn.role == "system":
+        return SystemMessage(**common)
+    if turn.role == "assistant":
+        message = AIMessage(
+            **common,
+            tool_calls=[
+                {"name": c.name, "args": dict(c.args), "id": c.id, "type": "tool_call"}
+                for c in turn.tool_calls
+            ],
+            invalid_tool_calls=list(extra.get("invalid_tool_calls") or []),
+        )
+        if extra.get("usage_metadata"):
+            message.usage_metadata = extra["usage_metadata"]
+        return message
+    if extra.get("function_message"):
+        return FunctionMessage(**{**common, "name": turn.name or ""})
+    return ToolMessage(
+        **common,
+        tool_call_id=turn.tool_call_id or "",
+        status=extra.get("status", "success"),
+        artifact=extra.get("artifact"),
+    )
