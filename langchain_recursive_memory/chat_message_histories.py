@@ -131,8 +131,8 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
 
     # -- BaseChatMessageHistory ---------------------------------------------------------------
 
-    @property  # type: ignore[override]
-    def messages(self) -> list[BaseMessage]:
+    @property
+    def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         """The summary message (if any) then the recent messages, within ``max_tokens``."""
         return [turn_to_message(t) for t in self.memory.context().turns]
 

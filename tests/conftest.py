@@ -8,7 +8,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from langchain_recursive_memory.core import MemoryStore, RetryPolicy  # noqa: E402
+from langchain_recursive_memory.core import MemoryStore, RetryPolicy
 
 # Never touch a developer's real store from the tests.
 os.environ.setdefault("LANGCHAIN_RECURSIVE_MEMORY_PATH", "/nonexistent/lrm-tests-must-pass-a-path")

@@ -41,11 +41,11 @@ from .tokenizer import TokenCounter, encoding_name_for_model, get_encoding
 from .turn import ToolCall, Turn
 
 __all__ = [
-    "DEFAULT_NAMESPACE",
     "ConfigurationError",
     "Context",
-    "EmbeddingError",
+    "DEFAULT_NAMESPACE",
     "Embedder",
+    "EmbeddingError",
     "ExtractiveSummarizer",
     "FoldResult",
     "FunctionTextModel",

@@ -39,6 +39,7 @@ import threading
 import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from os import PathLike
 from typing import Any, TypeVar, cast
 
@@ -264,7 +265,7 @@ class RecursiveMemory:
                         covered=(summary.covered if summary else 0) + len(chunk),
                         method=method,
                     )
-                    won: bool = yield _Io(lambda n=new, r=repair: self.store.commit_summary(n, r))
+                    won: bool = yield _Io(partial(self.store.commit_summary, new, repair))
                     if not won:
                         lost = True
                         break
@@ -350,7 +351,11 @@ class RecursiveMemory:
         available = cfg.max_tokens - REPLY_PRIMING_TOKENS - summary_tokens
         units, costs = window_units(state.turns, self.counter)
         window = select_suffix(units, costs, available)
-        cost_of = {id(s): c for unit, cs in zip(units, costs) for s, c in zip(unit, cs)}
+        cost_of = {
+            id(s): c
+            for unit, cs in zip(units, costs, strict=True)
+            for s, c in zip(unit, cs, strict=True)
+        }
         tokens = REPLY_PRIMING_TOKENS + summary_tokens + sum(cost_of[id(s)] for s in window)
         return Context(
             summary=summary,
@@ -373,10 +378,7 @@ class RecursiveMemory:
                 return cast(R, stop.value)
             send, error = None, None
             try:
-                if isinstance(effect, _Io):
-                    send = effect.fn()
-                else:
-                    send = self._complete(effect)
+                send = effect.fn() if isinstance(effect, _Io) else self._complete(effect)
             except Exception as exc:  # handed to the step, which decides
                 error = exc
 

@@ -87,7 +87,7 @@ def call_with_timeout(fn: Callable[[], T], timeout: float, what: str) -> T:
     def target() -> None:
         try:
             box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+        except BaseException as exc:
             box["error"] = exc
         finally:
             done.set()

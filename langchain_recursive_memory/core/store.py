@@ -47,6 +47,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -55,7 +56,6 @@ from .turn import Turn
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
-    from chromadb.api.models.Collection import Collection
 
 __all__ = [
     "DEFAULT_NAMESPACE",
@@ -238,9 +238,10 @@ class MemoryStore:
             )
         self.client = client
         self.prefix = prefix
-        self._turns: Collection = self._collection("turns")
-        self._summaries: Collection = self._collection("summaries")
-        self._sessions: Collection = self._collection("sessions")
+        # chromadb's Collection type is precise beyond use here (numpy unions); Any it is.
+        self._turns: Any = self._collection("turns")
+        self._summaries: Any = self._collection("summaries")
+        self._sessions: Any = self._collection("sessions")
         self._clock_lock = threading.Lock()
         self._last_seq = 0
         self._registered: set[str] = set()
@@ -266,7 +267,9 @@ class MemoryStore:
                 path=str(target), settings=Settings(anonymized_telemetry=False)
             )
         except Exception as exc:
-            raise StoreError(f"cannot open the Chroma store at path={str(target)!r}: {exc}") from exc
+            raise StoreError(
+                f"cannot open the Chroma store at path={str(target)!r}: {exc}"
+            ) from exc
         return cls(client, **kwargs)
 
     @classmethod
@@ -323,7 +326,7 @@ class MemoryStore:
             raise StoreError(f"cannot reach the Chroma server at {host}:{port}: {exc}") from exc
         return cls(client, **kwargs)
 
-    def _collection(self, name: str) -> Collection:
+    def _collection(self, name: str) -> Any:
         full = f"{self.prefix}_{name}"
         return self._call(
             f"open collection {full!r}",
@@ -391,7 +394,7 @@ class MemoryStore:
         seqs = self._next_seq(len(turns))
         stored: list[StoredTurn] = []
         seen: set[str] = set()
-        for turn, count, seq in zip(turns, tokens, seqs):
+        for turn, count, seq in zip(turns, tokens, seqs, strict=True):
             turn_id = turn.id or f"{seq:019d}-{uuid.uuid4().hex[:8]}"
             if turn_id in seen:
                 continue
@@ -449,7 +452,7 @@ class MemoryStore:
         )
         docs = got["documents"] or []
         metas = got["metadatas"] or []
-        turns = [self._to_stored(d, m) for d, m in zip(docs, metas)]
+        turns = [self._to_stored(d, m) for d, m in zip(docs, metas, strict=True)]
         turns.sort(key=lambda s: (s.seq, s.id))
         return turns
 
@@ -458,7 +461,9 @@ class MemoryStore:
         validate_scope(namespace, session_id)
         return self._get_turns(self._scope(namespace, session_id))
 
-    def get_turns(self, namespace: str, session_id: str, turn_ids: Iterable[str]) -> list[StoredTurn]:
+    def get_turns(
+        self, namespace: str, session_id: str, turn_ids: Iterable[str]
+    ) -> list[StoredTurn]:
         """Return the session's turns with the given ids, oldest first (missing ids skipped)."""
         validate_scope(namespace, session_id)
         skey = session_key(namespace, session_id)
@@ -471,7 +476,7 @@ class MemoryStore:
         )
         out = [
             self._to_stored(d, m)
-            for d, m in zip(got["documents"] or [], got["metadatas"] or [])
+            for d, m in zip(got["documents"] or [], got["metadatas"] or [], strict=True)
             if m.get("sid") == session_id and m.get("ns") == namespace
         ]
         out.sort(key=lambda s: (s.seq, s.id))
@@ -556,7 +561,8 @@ class MemoryStore:
             lambda: self._summaries.get(where=where, include=["documents", "metadatas"]),
         )
         versions = [
-            self._to_summary(d, m) for d, m in zip(got["documents"] or [], got["metadatas"] or [])
+            self._to_summary(d, m)
+            for d, m in zip(got["documents"] or [], got["metadatas"] or [], strict=True)
         ]
         versions.sort(key=lambda s: s.version)
         if len(versions) > 8:
@@ -578,7 +584,10 @@ class MemoryStore:
             "read summaries",
             lambda: self._summaries.get(where=where, include=["documents", "metadatas"]),
         )
-        out = [self._to_summary(d, m) for d, m in zip(got["documents"] or [], got["metadatas"] or [])]
+        out = [
+            self._to_summary(d, m)
+            for d, m in zip(got["documents"] or [], got["metadatas"] or [], strict=True)
+        ]
         out.sort(key=lambda s: s.version)
         return out
 
@@ -624,8 +633,8 @@ class MemoryStore:
         if not metas or metas[0].get("fold_id") != new.fold_id:
             self._hints.pop(skey, None)
             return False
-        flagged = {t: new.version for t in repair_ids}
-        flagged.update({t: new.version for t in new.turn_ids})
+        flagged = dict.fromkeys(repair_ids, new.version)
+        flagged.update(dict.fromkeys(new.turn_ids, new.version))
         if flagged:
             self._call(
                 "flag folded turns",
@@ -683,7 +692,7 @@ class MemoryStore:
             ("summaries", self._summaries),
             ("sessions", self._sessions),
         ):
-            self._call(f"delete the session's {name}", lambda c=col: c.delete(where=scope))
+            self._call(f"delete the session's {name}", partial(col.delete, where=scope))
         self._registered.discard(skey)
         self._hints.pop(skey, None)
 

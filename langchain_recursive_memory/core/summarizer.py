@@ -86,9 +86,7 @@ def _fmt_time(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("[%Y-%m-%d %H:%M] ")
 
 
-def render_transcript(
-    turns: Sequence[Turn], counter: TokenCounter, max_message_tokens: int
-) -> str:
+def render_transcript(turns: Sequence[Turn], counter: TokenCounter, max_message_tokens: int) -> str:
     """Render turns as ``[time] role: text`` lines for the summarizer.
 
     A message longer than ``max_message_tokens`` is cut with a marker saying how much was

@@ -36,7 +36,7 @@ import json
 import re
 import threading
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -66,7 +66,7 @@ _ENCODINGS: dict[str, dict[str, Any]] = {
     "cl100k_base": {
         "sha256": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
         "pat_str": (
-            r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+            r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""  # noqa: E501
         ),
         "special_tokens": {
             _ENDOFTEXT: 100257,
@@ -123,11 +123,11 @@ def encoding_name_for_model(model: str) -> str:
     return "cl100k_base"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(name: str) -> tiktoken.Encoding:
     spec = _ENCODINGS[name]
     try:
-        ref = resources.files(__package__).joinpath("_data", f"{name}.tiktoken.gz")
+        ref = resources.files(__package__).joinpath("_data").joinpath(f"{name}.tiktoken.gz")
         raw = gzip.decompress(ref.read_bytes())
     except (OSError, EOFError) as exc:  # pragma: no cover - broken installation
         raise TokenizerError(f"cannot read the bundled {name} encoding file: {exc}") from exc

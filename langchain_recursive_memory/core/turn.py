@@ -167,13 +167,13 @@ class Turn:
 
 
 def blocks_text(blocks: Sequence[Any]) -> str:
-    """Join the text parts of a list of content blocks (strings or dicts).
+    r"""Join the text parts of a list of content blocks (strings or dicts).
 
     Media blocks contribute nothing; ``thinking``/``reasoning`` blocks contribute their text.
 
     Example:
         >>> blocks_text(["hi", {"type": "text", "text": "there"}, {"type": "image_url"}])
-        'hi\\nthere'
+        'hi\nthere'
     """
     parts: list[str] = []
     for block in blocks:
@@ -206,9 +206,13 @@ def group_tool_calls(turns: Sequence[Turn]) -> list[list[Turn]]:
     groups: list[list[Turn]] = []
     open_calls: set[str] = set()
     for turn in turns:
-        if turn.role == "tool" and groups and (
-            (turn.tool_call_id is not None and turn.tool_call_id in open_calls)
-            or (turn.tool_call_id is None and groups[-1][0].has_tool_calls)
+        if (
+            turn.role == "tool"
+            and groups
+            and (
+                (turn.tool_call_id is not None and turn.tool_call_id in open_calls)
+                or (turn.tool_call_id is None and groups[-1][0].has_tool_calls)
+            )
         ):
             groups[-1].append(turn)
             if turn.tool_call_id is not None:

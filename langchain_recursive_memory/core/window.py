@@ -1,8 +1,8 @@
 """The window of recent messages: when to fold, what to fold, what to show. Pure logic.
 
-Messages are handled in *units* (see :func:`~langchain_recursive_memory.core.turn.group_tool_calls`):
-an assistant message with tool calls and its tool results are folded together or kept
-together, never split, so a provider never sees a tool result without its call.
+Messages are handled in *units* (see :func:`~.turn.group_tool_calls`): an assistant
+message with tool calls and its tool results are folded together or kept together, never
+split, so a provider never sees a tool result without its call.
 
 Example:
     >>> from langchain_recursive_memory.core.window import select_suffix
@@ -38,11 +38,13 @@ def _units(turns: Sequence[StoredTurn]) -> list[list[StoredTurn]]:
     return [[by_id[id(t)] for t in group] for group in group_tool_calls([s.turn for s in turns])]
 
 
-def select_suffix(units: Sequence[Sequence[T]], costs: Sequence[Sequence[int]], budget: int) -> list[T]:
+def select_suffix(
+    units: Sequence[Sequence[T]], costs: Sequence[Sequence[int]], budget: int
+) -> list[T]:
     """Return the longest run of whole units, ending with the newest, within ``budget``."""
     kept: list[Sequence[T]] = []
     used = 0
-    for unit, cost in zip(reversed(units), reversed(costs)):
+    for unit, cost in zip(reversed(units), reversed(costs), strict=True):
         total = sum(cost)
         if used + total > budget:
             break
@@ -95,7 +97,7 @@ def plan_fold(
         return None
     reason = "tokens" if over_tokens else "messages" if over_messages else "forced"
     units = _units(turns)
-    cost_of = {s.id: c for s, c in zip(turns, counts)}
+    cost_of = {s.id: c for s, c in zip(turns, counts, strict=True)}
     keep_tokens = config.keep_tokens_effective
     keep_messages = config.keep_messages_effective
     kept_units = 0

@@ -1,0 +1,81 @@
+"""The docs cannot rot: README commands, README snippets and every example are checked."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+
+
+def _blocks(lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", README, re.S)
+
+
+def test_readme_opens_with_the_two_commands_and_ci_runs_the_test_one():
+    commands = [b.strip() for b in _blocks("bash")[:2]]
+    assert "examples/quickstart.py" in commands[0]
+    assert "pytest" in commands[1]
+    assert README.index(commands[0]) < README.index("## ")  # before any section
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert commands[1] in ci.splitlines()
+
+
+def test_changelog_has_an_unreleased_section():
+    assert "## [Unreleased]" in (ROOT / "CHANGELOG.md").read_text()
+
+
+@pytest.mark.parametrize("block", _blocks("python"), ids=lambda b: b.split("\n")[0][:40])
+def test_every_readme_snippet_lives_in_an_example(block):
+    sources = [p.read_text() for p in EXAMPLES]
+    assert any(block.strip() in src for src in sources), block
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
+def test_every_example_runs_offline(script, tmp_path):
+    env = {**os.environ, "LANGCHAIN_RECURSIVE_MEMORY_PATH": str(tmp_path / "store")}
+    env.pop("LRM_MODEL", None)
+    out = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]
+    assert out.stdout.strip()
+
+
+def test_quickstart_keeps_the_budget_and_says_what_is_a_stand_in(tmp_path):
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "examples" / "quickstart.py"),
+            "--exchanges",
+            "60",
+            "--max-tokens",
+            "900",
+            "--path",
+            str(tmp_path),
+        ],
+        env={k: v for k, v in os.environ.items() if k != "LRM_MODEL"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "Offline run" in out.stdout and "stand-in" in out.stdout
+    rows = re.findall(r"│\s+(\d+) │\s+([\d,]+) │\s+([\d,]+) / ([\d,]+) │", out.stdout)
+    assert [int(r[0]) for r in rows] == [25, 50, 60]
+    for _, _full, used, budget in rows:
+        assert int(used.replace(",", "")) <= int(budget.replace(",", "")) == 900
+    assert int(rows[-1][1].replace(",", "")) > 3 * 900  # the full history is far larger
+    assert "extractive" in out.stdout

@@ -1,0 +1,86 @@
+"""The public surface is pinned: exports, sorting, typing marker, framework-free core."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import langchain_recursive_memory
+import langchain_recursive_memory.core as core
+import llamaindex_higmem
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("module", [langchain_recursive_memory, core, llamaindex_higmem])
+def test_all_is_sorted_unique_and_importable(module):
+    names = list(module.__all__)
+    assert names == sorted(names)
+    assert len(set(names)) == len(names)
+    for name in names:
+        assert getattr(module, name) is not None
+
+
+def test_top_level_exports():
+    assert set(langchain_recursive_memory.__all__) == {
+        "ConfigurationError",
+        "Context",
+        "EmbeddingError",
+        "FoldResult",
+        "InvalidInputError",
+        "LangChainTextModel",
+        "MemoryConfig",
+        "MemoryStore",
+        "ModelError",
+        "ModelOutputError",
+        "ModelTimeoutError",
+        "RecursiveMemory",
+        "RecursiveMemoryError",
+        "RecursiveSummaryChatMessageHistory",
+        "RetryPolicy",
+        "StoreError",
+        "Summary",
+        "TokenCounter",
+        "TokenizerError",
+        "Turn",
+        "__version__",
+    }
+
+
+def test_errors_form_one_hierarchy():
+    base = core.RecursiveMemoryError
+    for name in core.__all__:
+        obj = getattr(core, name)
+        if isinstance(obj, type) and issubclass(obj, Exception):
+            assert issubclass(obj, base), name
+    assert issubclass(core.ConfigurationError, ValueError)
+    assert issubclass(core.ModelTimeoutError, TimeoutError)
+
+
+def test_py_typed_markers_ship():
+    for package in ("langchain_recursive_memory", "llamaindex_higmem"):
+        assert (ROOT / package / "py.typed").is_file()
+
+
+def test_core_imports_neither_framework():
+    code = (
+        "import sys\n"
+        "import langchain_recursive_memory.core\n"
+        "import langchain_recursive_memory\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('langchain_core', 'langchain', 'llama_index'))\n"
+        "print(bad)\n"
+        "assert not bad, bad\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_version_matches_pyproject():
+    import tomllib
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert data["project"]["version"] == langchain_recursive_memory.__version__

@@ -1,0 +1,185 @@
+"""The Chroma store: log order, durability, scoping, compare-and-set, crash repair."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from fakes import KeywordSummarizer
+
+from langchain_recursive_memory.core import (
+    ConfigurationError,
+    InvalidInputError,
+    MemoryStore,
+    RecursiveMemory,
+    RetryPolicy,
+    Summary,
+    ToolCall,
+    Turn,
+)
+from langchain_recursive_memory.core.store import default_path
+
+NS = "default"
+
+
+def put(store: MemoryStore, sid: str, *texts: str) -> list:
+    turns = [Turn(role="user", text=t) for t in texts]
+    return store.append(NS, sid, turns, [5] * len(turns), "o200k_base")
+
+
+def test_append_keeps_order_and_round_trips_every_field(store):
+    turn = Turn(
+        role="assistant",
+        text="calling",
+        blocks=({"type": "text", "text": "calling"}, {"type": "image", "url": "x"}),
+        tool_calls=(ToolCall("f", {"a": [1, 2], "b": "ü"}, "c1"),),
+        name="bot",
+        id="m-1",
+        created_at=1700000000.5,
+        extra={"response_metadata": {"model": "m"}},
+    )
+    put(store, "s", *[f"t{i}" for i in range(50)])
+    store.append(NS, "s", [turn], [9], "o200k_base")
+    got = store.turns(NS, "s")
+    assert [t.turn.text for t in got[:50]] == [f"t{i}" for i in range(50)]
+    assert got[-1].turn == turn
+    assert got[-1].tokens == 9 and got[-1].folded_in == 0
+    assert len({t.seq for t in got}) == 51
+    assert store.count_turns(NS, "s") == 51
+
+
+def test_persistence_across_clients(tmp_path):
+    first = MemoryStore.persistent(tmp_path)
+    put(first, "s", "durable")
+    second = MemoryStore.persistent(tmp_path)
+    assert [t.turn.text for t in second.turns(NS, "s")] == ["durable"]
+    assert [(s.namespace, s.session_id) for s in second.sessions()] == [(NS, "s")]
+
+
+def test_default_path_honours_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("LANGCHAIN_RECURSIVE_MEMORY_PATH", str(tmp_path / "x"))
+    assert default_path() == tmp_path / "x"
+    monkeypatch.delenv("LANGCHAIN_RECURSIVE_MEMORY_PATH")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert default_path() == tmp_path / "langchain-recursive-memory" / "chroma"
+
+
+@pytest.mark.parametrize(
+    "sid", ['{"$ne": "x"}', "a' OR '1'='1", "$and", "../../etc", "名前", "x" * 1024, " "]
+)
+def test_odd_session_ids_are_plain_values(store, sid):
+    put(store, "victim", "victim data")
+    put(store, sid, "mine")
+    assert [t.turn.text for t in store.turns(NS, sid)] == ["mine"]
+    assert [t.turn.text for t in store.turns(NS, "victim")] == ["victim data"]
+    store.clear(NS, sid)
+    assert store.turns(NS, sid) == []
+    assert [t.turn.text for t in store.turns(NS, "victim")] == ["victim data"]
+
+
+@pytest.mark.parametrize("sid", ["", "x" * 1025, "a\x00b", None, 5])
+def test_bad_session_ids_are_rejected(store, sid):
+    with pytest.raises(InvalidInputError, match="session_id"):
+        put(store, sid, "x")
+
+
+def test_bad_prefix_is_rejected(store):
+    with pytest.raises(ConfigurationError, match="prefix"):
+        MemoryStore(store.client, prefix="bad prefix!")
+
+
+def _summary(version: int, turn_ids: tuple[str, ...], fold_id: str) -> Summary:
+    return Summary(
+        namespace=NS,
+        session_id="s",
+        version=version,
+        text=f"summary {version}",
+        tokens=3,
+        turn_ids=turn_ids,
+        first_turn_id=turn_ids[0],
+        last_turn_id=turn_ids[-1],
+        covered=len(turn_ids),
+        method="llm",
+        fold_id=fold_id,
+    )
+
+
+def test_commit_summary_is_compare_and_set(store):
+    ids = [s.id for s in put(store, "s", "a", "b", "c")]
+    assert store.commit_summary(_summary(1, (ids[0],), "winner"))
+    assert not store.commit_summary(_summary(1, (ids[1],), "loser"))
+    state = store.load(NS, "s")
+    assert state.summary is not None and state.summary.fold_id == "winner"
+    assert [t.turn.text for t in state.turns] == ["b", "c"]
+    # A second store object (another process) sees the same.
+    other = MemoryStore(store.client, prefix=store.prefix)
+    assert other.load(NS, "s").summary.fold_id == "winner"
+
+
+def test_a_crash_between_summary_and_flags_is_repaired(store):
+    ids = [s.id for s in put(store, "s", "a", "b", "c", "d")]
+    # Simulate a writer that died after writing version 1 and before flagging its turns.
+    skey = __import__(
+        "langchain_recursive_memory.core.store", fromlist=["session_key"]
+    ).session_key(NS, "s")
+    crashed = _summary(1, (ids[0], ids[1]), "crashed")
+    store._summaries.add(
+        ids=[f"{skey}:v:{1:010d}"],
+        documents=[crashed.text],
+        metadatas=[store._summary_meta(crashed, "version")],
+        embeddings=[[0.0]],
+    )
+    fresh = MemoryStore(store.client, prefix=store.prefix)
+    state = fresh.load(NS, "s")
+    assert state.summary.version == 1
+    assert [t.turn.text for t in state.turns] == ["c", "d"]  # no turn shown twice
+    assert set(state.repair_ids) == {ids[0], ids[1]}
+    # The next fold writes the missing flags.
+    assert fresh.commit_summary(_summary(2, (ids[2],), "next"), state.repair_ids)
+    flags = {t.turn.text: t.folded_in for t in fresh.turns(NS, "s")}
+    assert flags == {"a": 2, "b": 2, "c": 2, "d": 0}
+    assert fresh.load(NS, "s").repair_ids == ()
+
+
+def test_concurrent_folds_in_threads_fold_each_turn_once(store):
+    model = KeywordSummarizer()
+    retry = RetryPolicy(attempts=1, timeout=10, cooldown=0)
+    writers = [
+        RecursiveMemory(
+            "shared",
+            store=MemoryStore(store.client, prefix=store.prefix),
+            model=model,
+            retry=retry,
+            max_tokens=400,
+            max_summary_tokens=80,
+        )
+        for _ in range(4)
+    ]
+    errors: list[BaseException] = []
+
+    def work(w: int) -> None:
+        try:
+            for i in range(25):
+                writers[w].add(Turn(role="user", text=f"writer {w} message {i} about Oslo"))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    log = store.turns(NS, "shared")
+    assert len(log) == 100
+    for w in range(4):  # each writer's order kept
+        mine = [t.turn.text for t in log if t.turn.text.startswith(f"writer {w} ")]
+        assert mine == [f"writer {w} message {i} about Oslo" for i in range(25)]
+    versions = store.summaries(NS, "shared")
+    assert [v.version for v in versions] == list(range(1, len(versions) + 1))
+    named = [tid for v in versions for tid in v.turn_ids]
+    assert len(named) == len(set(named)), "a turn was folded twice"
+    state = store.load(NS, "shared")
+    window = {t.id for t in state.turns}
+    assert window.isdisjoint(named)
+    assert window | set(named) == {t.id for t in log}
