@@ -200,3 +200,22 @@ def test_persistent_path_and_client(tmp_path):
     )
     again = RecursiveSummaryChatMessageHistory("s", client=client)
     assert [m.content for m in again.messages] == ["persist me"]
+
+
+def test_restart_from_the_same_path_makes_no_llm_call(tmp_path):
+    model = KeywordSummarizer()
+    history = RecursiveSummaryChatMessageHistory(
+        "s", llm=model, path=tmp_path, max_tokens=500, max_summary_tokens=100, retry=FAST
+    )
+    for i in range(30):
+        history.add_messages([HumanMessage(f"Item {i} is for Nora."), AIMessage("Noted.")])
+    before = history.messages
+    assert before[0].response_metadata["lrm_kind"] == "summary"
+
+    fresh = KeywordSummarizer()
+    again = RecursiveSummaryChatMessageHistory(
+        "s", llm=fresh, path=tmp_path, max_tokens=500, max_summary_tokens=100, retry=FAST
+    )
+    assert [m.content for m in again.messages] == [m.content for m in before]
+    again.add_messages([HumanMessage("one more")])
+    assert fresh.calls == 0  # resumed: nothing re-summarized
