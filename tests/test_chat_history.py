@@ -217,5 +217,9 @@ def test_restart_from_the_same_path_makes_no_llm_call(tmp_path):
         "s", llm=fresh, path=tmp_path, max_tokens=500, max_summary_tokens=100, retry=FAST
     )
     assert [m.content for m in again.messages] == [m.content for m in before]
-    again.add_messages([HumanMessage("one more")])
-    assert fresh.calls == 0  # resumed: nothing re-summarized
+    assert fresh.calls == 0  # resumed: nothing re-summarized on start or read
+    for i in range(10):
+        again.add_messages([HumanMessage(f"More {i} for Nora."), AIMessage("Noted.")])
+    # Later folds continue from the stored summary; they never see the folded turns again.
+    assert fresh.calls >= 1
+    assert all("(empty" not in p and "Item 0 " not in p for p in fresh.prompts)
