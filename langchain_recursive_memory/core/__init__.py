@@ -24,8 +24,10 @@ from .errors import (
     StoreError,
     TokenizerError,
 )
-from .memory import Context, FoldResult, RecursiveMemory
+from .facts import Fact
+from .memory import Context, FoldResult, HybridMemory, RecursiveMemory
 from .models import Embedder, FunctionTextModel, TextModel
+from .recall import RecallHit
 from .retry import RetryPolicy
 from .store import (
     DEFAULT_NAMESPACE,
@@ -47,14 +49,17 @@ __all__ = [
     "Embedder",
     "EmbeddingError",
     "ExtractiveSummarizer",
+    "Fact",
     "FoldResult",
     "FunctionTextModel",
+    "HybridMemory",
     "InvalidInputError",
     "MemoryConfig",
     "MemoryStore",
     "ModelError",
     "ModelOutputError",
     "ModelTimeoutError",
+    "RecallHit",
     "RecursiveMemory",
     "RecursiveMemoryError",
     "RetryPolicy",

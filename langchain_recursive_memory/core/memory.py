@@ -1,13 +1,18 @@
-"""The recursive summary memory (Wang et al., arXiv 2310.10168), framework-free.
+"""The recursive summary memory (arXiv 2310.10168) and the hybrid memory, framework-free.
 
 Recent messages stay verbatim in a window; when the window overflows its budget, its
 oldest part is folded into the running summary, ``S_k = LLM(S_{k-1} + overflow)``, and the
 context handed to the model is ``summary + window``, bounded however long the conversation.
 
-One logic, two shells: the steps of ``add``, ``fold`` and ``context`` are written once, as
-generators that *yield* the I/O they need (a store call, an LLM call); the sync methods
-run them with blocking calls, the async twins (``aadd``, ``afold``, ``acontext``...) with
-``await``. Nothing else differs between the two.
+:class:`HybridMemory` adds what summaries lose: at each fold it extracts atomic facts
+(names, numbers, dates, preferences, decisions) into Chroma, and it recalls facts and
+archived turns relevant to the current question (BM25 and embeddings, fused), so the
+context becomes ``summary + recalled memories + window`` within the same budget.
+
+One logic, two shells: the steps of ``add``, ``fold``, ``recall`` and ``context`` are
+written once, as generators that *yield* the I/O they need (a store call, an LLM call, an
+embedding call); the sync methods run them with blocking calls, the async twins
+(``aadd``, ``afold``, ``arecall``, ``acontext``...) with ``await``.
 
 Guarantees:
 
@@ -15,11 +20,13 @@ Guarantees:
 * A failing summary model (error, timeout, empty answer) never loses a message and is never
   written in as the summary: the fold is abandoned, logged, retried on a later ``add``
   (after a cool-down), and meanwhile the context still fits the budget because only the
-  newest messages that fit are shown; the others wait in the log.
+  newest messages that fit are shown; the others wait in the log (and stay recallable).
 * With no model configured, folds use :class:`~.summarizer.ExtractiveSummarizer` (no LLM
   calls): the summary is a rolling extract of the latest folded messages.
 * The summary and its cutoff are persisted, so a restart resumes with zero LLM calls.
 * Concurrent folds of one session are harmless: versions are written compare-and-set.
+* Facts and vectors are derived state: a failure writing them is logged and never fails
+  ``add``; :meth:`RecursiveMemory.reindex` rebuilds the vectors.
 
 Example:
     >>> from langchain_recursive_memory.core import MemoryStore, RecursiveMemory, Turn
@@ -39,25 +46,50 @@ import threading
 import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from functools import partial
 from os import PathLike
 from typing import Any, TypeVar, cast
 
 from .config import MemoryConfig
-from .errors import ConfigurationError, ModelError, StoreError
-from .models import TextModel
+from .embeddings import embedder_name, resolve_embedder
+from .errors import (
+    ConfigurationError,
+    EmbeddingError,
+    InvalidInputError,
+    ModelError,
+    StoreError,
+)
+from .facts import Fact, facts_prompt, parse_combined, parse_facts, render_known_facts
+from .models import Embedder, TextModel, check_vectors
+from .recall import LexicalIndex, RecallHit, rrf
 from .retry import RetryPolicy, acall_with_timeout, call_with_timeout
-from .store import DEFAULT_NAMESPACE, MemoryStore, SessionState, StoredTurn, Summary, validate_scope
-from .summarizer import ExtractiveSummarizer, clean_summary, shorten_prompt, summary_prompt
+from .store import (
+    DEFAULT_NAMESPACE,
+    MemoryStore,
+    SessionState,
+    StoredTurn,
+    Summary,
+    validate_scope,
+)
+from .summarizer import (
+    ExtractiveSummarizer,
+    clean_summary,
+    render_transcript,
+    shorten_prompt,
+    summary_prompt,
+)
 from .tokenizer import REPLY_PRIMING_TOKENS, TokenCounter
 from .turn import Turn
 from .window import plan_fold, select_suffix, window_units
 
-__all__ = ["Context", "FoldResult", "RecursiveMemory"]
+__all__ = ["Context", "FoldResult", "HybridMemory", "RecursiveMemory"]
 
 logger = logging.getLogger("langchain_recursive_memory")
 
 R = TypeVar("R")
+FACT_MODES = ("combined", "separate")
+KNOWN_FACTS_IN_PROMPT = 20
 
 
 # -- effects: the I/O a step asks its shell to perform --------------------------------------
@@ -78,7 +110,15 @@ class _Llm:
     parse: Callable[[object], Any]
 
 
-Steps = Generator["_Io | _Llm", Any, R]
+@dataclass(frozen=True, slots=True)
+class _Embed:
+    """An embedding call: documents, or one query (``query=True``)."""
+
+    texts: tuple[str, ...]
+    query: bool = False
+
+
+Steps = Generator["_Io | _Llm | _Embed", Any, R]
 
 
 # -- results ------------------------------------------------------------------------------
@@ -86,15 +126,17 @@ Steps = Generator["_Io | _Llm", Any, R]
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """What the memory hands to the model: the summary, then the window.
+    """What the memory hands to the model: the summary (and recalled memories), then the window.
 
     Attributes:
         summary: The summary version shown, or None.
-        summary_turn: The summary as one message (role from the config), or None.
+        summary_turn: The first message: the summary and, for a question, the recalled
+            memories (role from the config); None when there is neither.
         window: The recent messages, verbatim, oldest first.
         tokens: Tokens of the whole context (messages plus reply priming).
         max_tokens: The budget ``tokens`` stays within.
         hidden: Unfolded messages not shown because they do not fit (a fold is pending).
+        recalled: The recalled memories included in the first message.
     """
 
     summary: Summary | None
@@ -103,10 +145,11 @@ class Context:
     tokens: int
     max_tokens: int
     hidden: int = 0
+    recalled: tuple[RecallHit, ...] = ()
 
     @property
     def turns(self) -> list[Turn]:
-        """The summary message (if any) followed by the window."""
+        """The first message (if any) followed by the window."""
         head = [self.summary_turn] if self.summary_turn is not None else []
         return head + list(self.window)
 
@@ -119,6 +162,7 @@ class FoldResult:
         versions: Summary versions written (0 when nothing was due).
         folded: Messages folded into the summary.
         summary: The latest summary after the fold.
+        facts: Facts written or updated by the fold.
         error: The failure that stopped the fold, if any (the messages wait in the log).
         skipped: Why no fold was attempted (``"busy"``, ``"cooldown"``), if so.
     """
@@ -126,8 +170,16 @@ class FoldResult:
     versions: int = 0
     folded: int = 0
     summary: Summary | None = None
+    facts: int = 0
     error: Exception | None = None
     skipped: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Summarized:
+    text: str
+    method: str
+    facts: list[Fact] | None = None
 
 
 @dataclass
@@ -136,6 +188,18 @@ class _Health:
     retry_at: float = 0.0
     last_error: Exception | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass
+class _LexicalCache:
+    signature: tuple[Any, ...] = ()
+    index: LexicalIndex | None = None
+
+
+def _fmt_time(ts: float | None) -> str:
+    if ts is None:
+        return ""
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
 class RecursiveMemory:
@@ -153,9 +217,18 @@ class RecursiveMemory:
             (``max_tokens=2000``, ``max_summary_tokens=300``, ...).
         counter: Token counter; default: ``TokenCounter(tokenizer_model)``.
         tokenizer_model: Model name whose encoding counts tokens (default ``"gpt-4o"``).
-        retry: Retries, timeouts and cool-down of model calls.
+        retry: Retries, timeouts and cool-down of model and embedding calls.
         shorten_attempts: How many times an over-long summary is sent back to be shortened
             before it is truncated (default 1).
+        embedder: For dense recall: a LangChain ``Embeddings``, a LlamaIndex
+            ``BaseEmbedding``, a Chroma ``EmbeddingFunction`` or a core ``Embedder``.
+            None (default): recall is lexical (BM25) only.
+        extract_facts: Extract atomic facts at each fold (needs ``model``; default False,
+            True in :class:`HybridMemory`).
+        fact_mode: ``"combined"`` (default: facts come from the summary call itself) or
+            ``"separate"`` (a second call per fold).
+        fact_attempts: Times a malformed facts answer is asked again before the facts of
+            that fold are skipped with a warning (default 2).
         **config_fields: Fields of :class:`~.config.MemoryConfig`.
 
     Raises:
@@ -176,6 +249,10 @@ class RecursiveMemory:
         tokenizer_model: str = "gpt-4o",
         retry: RetryPolicy | None = None,
         shorten_attempts: int = 1,
+        embedder: Any = None,
+        extract_facts: bool = False,
+        fact_mode: str = "combined",
+        fact_attempts: int = 2,
         **config_fields: Any,
     ) -> None:
         validate_scope(namespace, session_id)
@@ -191,6 +268,10 @@ class RecursiveMemory:
             )
         if shorten_attempts < 0:
             raise ConfigurationError.for_value("shorten_attempts", shorten_attempts, "must be >= 0")
+        if fact_mode not in FACT_MODES:
+            raise ConfigurationError.for_value("fact_mode", fact_mode, f"must be in {FACT_MODES}")
+        if fact_attempts < 1:
+            raise ConfigurationError.for_value("fact_attempts", fact_attempts, "must be >= 1")
         self.session_id = session_id
         self.namespace = namespace
         self.config = config or MemoryConfig(**config_fields)
@@ -198,20 +279,28 @@ class RecursiveMemory:
         self.model = model
         self.retry = retry or RetryPolicy()
         self.shorten_attempts = shorten_attempts
+        self.embedder: Embedder | None = resolve_embedder(embedder)
+        self.extract_facts = extract_facts
+        self.fact_mode = fact_mode
+        self.fact_attempts = fact_attempts
         self.store = store if store is not None else MemoryStore.persistent(path)
         self._extractive = ExtractiveSummarizer(self.counter)
         self._health = _Health()
+        self._lexical = _LexicalCache()
+        self._space: str | None = None
         if model is None:
             logger.info(
                 "session %r: no summary model configured; folds use the extractive "
-                "summarizer (no LLM calls)",
+                "summarizer (no LLM calls)%s",
                 session_id,
+                "; facts are not extracted" if extract_facts else "",
             )
 
     def __repr__(self) -> str:
         return (
-            f"RecursiveMemory(session_id={self.session_id!r}, namespace={self.namespace!r}, "
-            f"model={self.model!r}, max_tokens={self.config.max_tokens})"
+            f"{type(self).__name__}(session_id={self.session_id!r}, "
+            f"namespace={self.namespace!r}, model={self.model!r}, "
+            f"max_tokens={self.config.max_tokens})"
         )
 
     @property
@@ -238,8 +327,9 @@ class RecursiveMemory:
             return FoldResult(skipped="cooldown", error=health.last_error)
         if not health.lock.acquire(blocking=False):
             return FoldResult(skipped="busy")
-        versions = folded = 0
+        versions = folded = facts = 0
         summary: Summary | None = None
+        pending: list[StoredTurn] = []
         try:
             for _ in range(5):  # reloads after losing a compare-and-set to another writer
                 state: SessionState = yield _Io(
@@ -249,21 +339,22 @@ class RecursiveMemory:
                 plan = plan_fold(state.turns, self.config, self.counter, force=force)
                 if plan is None:
                     break
+                pending = list(plan.folded)
                 repair = state.repair_ids
                 lost = False
                 for chunk in plan.chunks:
-                    text, method = yield from self._summarize_steps(summary, chunk)
+                    done = yield from self._summarize_steps(summary, chunk)
                     new = Summary(
                         namespace=self.namespace,
                         session_id=self.session_id,
                         version=(summary.version if summary else 0) + 1,
-                        text=text,
-                        tokens=self.counter.count_text(text),
+                        text=done.text,
+                        tokens=self.counter.count_text(done.text),
                         turn_ids=tuple(t.id for t in chunk),
                         first_turn_id=summary.first_turn_id if summary else chunk[0].id,
                         last_turn_id=chunk[-1].id,
                         covered=(summary.covered if summary else 0) + len(chunk),
-                        method=method,
+                        method=done.method,
                     )
                     won: bool = yield _Io(partial(self.store.commit_summary, new, repair))
                     if not won:
@@ -272,6 +363,8 @@ class RecursiveMemory:
                     summary, repair = new, ()
                     versions += 1
                     folded += len(chunk)
+                    pending = pending[len(chunk) :]
+                    facts += yield from self._derived_steps(chunk, done.facts)
                 if not lost:
                     break
                 force = False
@@ -285,32 +378,58 @@ class RecursiveMemory:
                 self.session_id,
                 exc,
             )
+            # While the fold waits, the messages it could not fold stay recallable.
+            yield from self._derived_steps(pending, None)
             if not from_add:
                 raise
-            return FoldResult(versions, folded, summary, error=exc)
+            return FoldResult(versions, folded, summary, facts, error=exc)
         finally:
             health.lock.release()
         health.failures = 0
         health.last_error = None
         health.retry_at = 0.0
-        return FoldResult(versions, folded, summary)
+        return FoldResult(versions, folded, summary, facts)
 
     def _summarize_steps(
         self, previous: Summary | None, chunk: Sequence[StoredTurn]
-    ) -> Steps[tuple[str, str]]:
+    ) -> Steps[_Summarized]:
         cap = self.config.max_summary_tokens
         turns = [s.turn for s in chunk]
         prev_text = previous.text if previous else None
         if self.model is None:
-            return self._extractive.summarize(prev_text, turns, cap=cap), "extractive"
+            return _Summarized(self._extractive.summarize(prev_text, turns, cap=cap), "extractive")
+        facts: list[Fact] | None = None
+        known: str | None = None
+        related: list[Fact] = []
+        if self.extract_facts:
+            related = yield from self._related_facts_steps(turns)
+            known = render_known_facts(related)
+        ids = [t.id for t in chunk]
+        combined = self.extract_facts and self.fact_mode == "combined"
         prompt = summary_prompt(
             prev_text,
             turns,
             cap=cap,
             counter=self.counter,
             max_message_tokens=self.config.max_prompt_message_tokens,
+            known_facts=known if combined else None,
         )
-        text: str = yield _Llm(prompt, clean_summary)
+        if combined:
+            problem = ""
+            for _ in range(self.fact_attempts):
+                text, facts, problem = yield _Llm(prompt, partial(parse_combined, turn_ids=ids))
+                if facts is not None:
+                    break
+            if facts is None:
+                logger.warning(
+                    "session %r: facts of this fold skipped after %d malformed answers (%s); "
+                    "the summary and every message are kept",
+                    self.session_id,
+                    self.fact_attempts,
+                    problem,
+                )
+        else:
+            text = yield _Llm(prompt, clean_summary)
         for _ in range(self.shorten_attempts):
             if self.counter.count_text(text) <= cap:
                 break
@@ -320,35 +439,275 @@ class RecursiveMemory:
                 break  # keep the long answer; it is truncated below
         if self.counter.count_text(text) > cap:
             text = self.counter.truncate(text, cap)
-        return text, "llm"
+        if self.extract_facts and not combined:
+            transcript = render_transcript(
+                turns, self.counter, self.config.max_prompt_message_tokens, numbered=True
+            )
+            try:
+                facts = yield _Llm(
+                    facts_prompt(transcript, related),
+                    partial(parse_facts, turn_ids=ids),
+                )
+            except ModelError as exc:
+                logger.warning(
+                    "session %r: facts of this fold skipped (%s); the summary and every "
+                    "message are kept",
+                    self.session_id,
+                    exc,
+                )
+        return _Summarized(text, "llm", facts)
 
-    def _context_steps(self) -> Steps[Context]:
+    def _related_facts_steps(self, turns: Sequence[Turn]) -> Steps[list[Fact]]:
+        """The stored facts most related to ``turns`` (shown to the model to update them)."""
+        stored: list[Fact] = yield _Io(
+            lambda: self.store.get_facts(self.namespace, self.session_id)
+        )
+        if len(stored) <= KNOWN_FACTS_IN_PROMPT:
+            return stored
+        index = LexicalIndex([f"{f.key} {f.text}" for f in stored])
+        query = " ".join(t.text for t in turns)
+        best = [i for i, _ in index.search(query, KNOWN_FACTS_IN_PROMPT)]
+        return [stored[i] for i in sorted(best)]
+
+    def _derived_steps(self, turns: Sequence[StoredTurn], facts: list[Fact] | None) -> Steps[int]:
+        """Write a fold's facts and the vectors of its turns and facts (derived state).
+
+        Failures are logged, never raised: the turns are safe in the log, and the facts and
+        vectors can be rebuilt.
+        """
+        written: list[Fact] = []
+        try:
+            if facts:
+                written = yield _Io(
+                    partial(self.store.upsert_facts, self.namespace, self.session_id, facts)
+                )
+            if self.embedder is not None and (turns or written):
+                yield from self._index_steps(turns, written)
+        except (StoreError, EmbeddingError) as exc:
+            logger.warning(
+                "session %r: facts or vectors of a fold not written (%s); the messages are "
+                "safe in the log and reindex() rebuilds the vectors",
+                self.session_id,
+                exc,
+            )
+        return len(written)
+
+    def _space_name(self, dimension: int) -> str:
+        if self._space is None:
+            self._space = f"{embedder_name(self.embedder)}-d{dimension}"[:60]
+        return self._space
+
+    def _index_steps(self, turns: Sequence[StoredTurn], facts: Sequence[Fact]) -> Steps[int]:
+        """Embed the turns and facts that have no vector yet; return how many were written."""
+        records = [
+            (self._turn_record(t.id), "turn", t.id, t.turn.text)
+            for t in turns
+            if t.turn.text.strip()
+        ] + [
+            (self.store.fact_record_id(self.namespace, self.session_id, f), "fact", f.key, f.text)
+            for f in facts
+        ]
+        if not records:
+            return 0
+        if self._space is not None:
+            have: set[str] = yield _Io(
+                partial(self.store.vector_ids, self._space, [r[0] for r in records])
+            )
+            records = [r for r in records if r[0] not in have or r[1] == "fact"]
+        if not records:
+            return 0
+        vectors: list[list[float]] = yield _Embed(tuple(r[3] for r in records))
+        space = self._space_name(len(vectors[0]))
+        yield _Io(
+            partial(
+                self.store.add_vectors,
+                space,
+                self.namespace,
+                self.session_id,
+                [(r[0], r[1], r[2], v) for r, v in zip(records, vectors, strict=True)],
+            )
+        )
+        return len(records)
+
+    def _turn_record(self, turn_id: str) -> str:
+        from .store import session_key
+
+        return f"{session_key(self.namespace, self.session_id)}:t:{turn_id}"
+
+    def _reindex_steps(self) -> Steps[int]:
+        turns: list[StoredTurn] = yield _Io(
+            lambda: self.store.turns(self.namespace, self.session_id)
+        )
+        facts: list[Fact] = yield _Io(lambda: self.store.get_facts(self.namespace, self.session_id))
         state: SessionState = yield _Io(lambda: self.store.load(self.namespace, self.session_id))
-        return self.build_context(state)
+        window = {t.id for t in self.build_context(state).window}
+        return (yield from self._index_steps([t for t in turns if t.id not in window], facts))
 
-    def build_context(self, state: SessionState) -> Context:
-        """Return the context for a loaded state (pure: no I/O).
+    def _recall_steps(
+        self, query: str, k: int, kinds: tuple[str, ...], exclude: set[str] | None
+    ) -> Steps[list[RecallHit]]:
+        if not isinstance(query, str):
+            raise InvalidInputError.for_value("query", query, "must be a str")
+        if k < 1:
+            raise InvalidInputError.for_value("k", k, "must be >= 1")
+        if exclude is None:
+            state: SessionState = yield _Io(
+                lambda: self.store.load(self.namespace, self.session_id)
+            )
+            exclude = {t.id for t in self.build_context(state).window if t.id is not None}
+        turns: list[StoredTurn] = []
+        facts: list[Fact] = []
+        if "turn" in kinds:
+            turns = yield _Io(lambda: self.store.turns(self.namespace, self.session_id))
+            turns = [t for t in turns if t.id not in exclude and t.turn.text.strip()]
+        if "fact" in kinds:
+            facts = yield _Io(lambda: self.store.get_facts(self.namespace, self.session_id))
+        keys = [f"fact:{f.key}" for f in facts] + [f"turn:{t.id}" for t in turns]
+        if not keys or not query.strip():
+            return []
+        texts = [f"{f.subject} {f.text}" for f in facts] + [t.turn.text for t in turns]
+        pool = max(4 * k, 20)
+        index = self._lexical_index(keys, texts)
+        lexical = [keys[i] for i, _ in index.search(query, pool)]
+        dense: list[str] = []
+        if self.embedder is not None:
+            vector: list[float] = yield _Embed((query,), query=True)
+            space = self._space_name(len(vector))
+            allowed = set(keys)
+            near: list[tuple[str, str, float]] = yield _Io(
+                partial(
+                    self.store.query_vectors,
+                    space,
+                    self.namespace,
+                    self.session_id,
+                    vector,
+                    pool + len(exclude),
+                )
+            )
+            dense = [f"{kind}:{ref}" for kind, ref, _ in near if f"{kind}:{ref}" in allowed][:pool]
+        fused = rrf([lexical, dense] if dense else [lexical])
+        lex_rank = {key: r for r, key in enumerate(lexical, start=1)}
+        dense_rank = {key: r for r, key in enumerate(dense, start=1)}
+        by_key: dict[str, Fact | StoredTurn] = {f"fact:{f.key}": f for f in facts}
+        by_key.update({f"turn:{t.id}": t for t in turns})
+        ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+        return [
+            self._hit(by_key[key], score, lex_rank.get(key), dense_rank.get(key))
+            for key, score in ranked
+        ]
 
-        The summary message comes first, then the newest whole units of messages that fit
-        ``max_tokens``; older unfolded messages are counted in ``hidden``.
+    def _lexical_index(self, keys: list[str], texts: list[str]) -> LexicalIndex:
+        signature = (len(keys), hash(tuple(keys)), hash(tuple(texts)))
+        cache = self._lexical
+        if cache.index is None or cache.signature != signature:
+            cache.index = LexicalIndex(texts)
+            cache.signature = signature
+        return cache.index
+
+    def _hit(
+        self, item: Fact | StoredTurn, score: float, lex: int | None, dense: int | None
+    ) -> RecallHit:
+        if isinstance(item, Fact):
+            return RecallHit(
+                id=item.key,
+                kind="fact",
+                text=item.text,
+                score=score,
+                source_turn_ids=item.source_turn_ids,
+                time=item.updated_at,
+                lexical_rank=lex,
+                dense_rank=dense,
+                metadata={"subject": item.subject, "stated_time": item.time},
+            )
+        return RecallHit(
+            id=item.id,
+            kind="turn",
+            text=item.turn.text,
+            score=score,
+            source_turn_ids=(item.id,),
+            time=item.turn.created_at,
+            role=item.turn.role,
+            lexical_rank=lex,
+            dense_rank=dense,
+        )
+
+    def _context_steps(self, query: str | None, k: int | None) -> Steps[Context]:
+        state: SessionState = yield _Io(lambda: self.store.load(self.namespace, self.session_id))
+        base = self.build_context(state)
+        if query is None or not query.strip() or self.config.recall_tokens == 0:
+            return base
+        hits = yield from self._recall_steps(
+            query, k or 12, ("fact", "turn"), {t.id for t in base.window if t.id is not None}
+        )
+        return self.build_context(state, hits)
+
+    def _recall_block(self, hits: Sequence[RecallHit]) -> tuple[str, tuple[RecallHit, ...]]:
+        """Render hits as quoted lines within ``recall_tokens`` (best first, then by time)."""
+        cfg = self.config
+        budget = cfg.recall_tokens - self.counter.count_text(cfg.recall_prefix) - 8
+        chosen: list[tuple[RecallHit, str]] = []
+        used = 0
+        for hit in hits:
+            text = " ".join(hit.text.split())
+            cut = self.counter.truncate(text, cfg.recall_item_tokens)
+            if cut != text:
+                cut += " ..."
+            when = _fmt_time(hit.time)
+            if hit.kind == "fact":
+                stated = hit.metadata.get("stated_time")
+                line = f"- fact{f' ({stated})' if stated else ''}: {cut}"
+            else:
+                line = f"- [{when}] {hit.role}: {cut}"
+            cost = self.counter.count_text(line) + 1
+            if used + cost > budget:
+                continue
+            chosen.append((hit, line))
+            used += cost
+        if not chosen:
+            return "", ()
+        chosen.sort(key=lambda p: (p[0].kind != "fact", p[0].time or 0.0))
+        body = "\n".join(line for _, line in chosen)
+        return f"{cfg.recall_prefix}\n<memories>\n{body}\n</memories>", tuple(h for h, _ in chosen)
+
+    def build_context(self, state: SessionState, hits: Sequence[RecallHit] = ()) -> Context:
+        """Return the context for a loaded state and recalled hits (pure: no I/O).
+
+        The first message holds the summary and the recalled memories (within
+        ``recall_tokens``); then come the newest whole units of messages that fit the rest
+        of ``max_tokens`` (``recall_tokens`` stays reserved even with no question, for a
+        retriever's output); older unfolded messages are counted in ``hidden``.
         """
         cfg = self.config
-        summary_turn: Turn | None = None
-        summary_tokens = 0
+        parts: list[str] = []
         summary = state.summary
         if summary is not None and summary.text:
             text = summary.text
             if summary.tokens > cfg.max_summary_tokens:  # written under a larger cap
                 text = self.counter.truncate(text, cfg.max_summary_tokens)
-            summary_turn = Turn(
+            parts.append(f"{cfg.summary_prefix}\n{text}" if cfg.summary_prefix else text)
+        recall_text, recalled = self._recall_block(hits) if hits else ("", ())
+        if recall_text:
+            parts.append(recall_text)
+        first: Turn | None = None
+        first_tokens = 0
+        if parts:
+            first = Turn(
                 role=cfg.summary_role,
-                text=f"{cfg.summary_prefix}\n{text}" if cfg.summary_prefix else text,
-                id=f"summary-v{summary.version}",
-                created_at=summary.created_at,
-                extra={"lrm_kind": "summary", "lrm_version": summary.version},
+                text="\n\n".join(parts),
+                id=f"summary-v{summary.version}" if summary else "recalled",
+                created_at=summary.created_at if summary else None,
+                extra={"lrm_kind": "summary", "lrm_version": summary.version if summary else 0},
             )
-            summary_tokens = self.counter.count_turn(summary_turn)
-        available = cfg.max_tokens - REPLY_PRIMING_TOKENS - summary_tokens
+            first_tokens = self.counter.count_turn(first)
+        reserve = 0 if recall_text else cfg.recall_tokens
+        available = cfg.max_tokens - REPLY_PRIMING_TOKENS - first_tokens - reserve
+        if recall_text:
+            # The window may not grow into the recall share: same window with or without it.
+            summary_only = first_tokens - self.counter.count_text(recall_text) - 2
+            available = min(
+                available,
+                cfg.max_tokens - REPLY_PRIMING_TOKENS - max(summary_only, 0) - cfg.recall_tokens,
+            )
         units, costs = window_units(state.turns, self.counter)
         window = select_suffix(units, costs, available)
         cost_of = {
@@ -356,14 +715,15 @@ class RecursiveMemory:
             for unit, cs in zip(units, costs, strict=True)
             for s, c in zip(unit, cs, strict=True)
         }
-        tokens = REPLY_PRIMING_TOKENS + summary_tokens + sum(cost_of[id(s)] for s in window)
+        tokens = REPLY_PRIMING_TOKENS + first_tokens + sum(cost_of[id(s)] for s in window)
         return Context(
             summary=summary,
-            summary_turn=summary_turn,
+            summary_turn=first,
             window=tuple(s.turn for s in window),
             tokens=tokens,
             max_tokens=cfg.max_tokens,
             hidden=len(state.turns) - len(window),
+            recalled=recalled,
         )
 
     # -- shells -----------------------------------------------------------------------------
@@ -378,7 +738,12 @@ class RecursiveMemory:
                 return cast(R, stop.value)
             send, error = None, None
             try:
-                send = effect.fn() if isinstance(effect, _Io) else self._complete(effect)
+                if isinstance(effect, _Io):
+                    send = effect.fn()
+                elif isinstance(effect, _Llm):
+                    send = self._complete(effect)
+                else:
+                    send = self._embed(effect)
             except Exception as exc:  # handed to the step, which decides
                 error = exc
 
@@ -394,8 +759,10 @@ class RecursiveMemory:
             try:
                 if isinstance(effect, _Io):
                     send = await asyncio.to_thread(effect.fn)
-                else:
+                elif isinstance(effect, _Llm):
                     send = await self._acomplete(effect)
+                else:
+                    send = await self._aembed(effect)
             except Exception as exc:
                 error = exc
 
@@ -435,6 +802,50 @@ class RecursiveMemory:
                     await asyncio.sleep(delays[attempt])
         raise _model_error(last, self.retry.attempts)
 
+    def _embed_call(self, effect: _Embed) -> Callable[[], Any]:
+        embedder = self.embedder
+        assert embedder is not None
+        if effect.query:
+            return lambda: [embedder.embed_query(effect.texts[0])]
+        return lambda: embedder.embed_documents(list(effect.texts))
+
+    def _embed(self, effect: _Embed) -> Any:
+        delays = list(self.retry.delays())
+        last: Exception | None = None
+        for attempt in range(self.retry.attempts):
+            try:
+                raw = call_with_timeout(self._embed_call(effect), self.retry.timeout, "embedder")
+                return _embedded(effect, raw)
+            except Exception as exc:
+                last = exc
+                if attempt < len(delays):
+                    time.sleep(delays[attempt])
+        raise _embedding_error(last, self.retry.attempts)
+
+    async def _aembed(self, effect: _Embed) -> Any:
+        embedder = self.embedder
+        assert embedder is not None
+        delays = list(self.retry.delays())
+        last: Exception | None = None
+        for attempt in range(self.retry.attempts):
+            try:
+                if effect.query and hasattr(embedder, "aembed_query"):
+                    coro = embedder.aembed_query(effect.texts[0])
+                    raw = [await acall_with_timeout(coro, self.retry.timeout, "embedder")]
+                elif not effect.query and hasattr(embedder, "aembed_documents"):
+                    coro = embedder.aembed_documents(list(effect.texts))
+                    raw = await acall_with_timeout(coro, self.retry.timeout, "embedder")
+                else:
+                    raw = await acall_with_timeout(
+                        asyncio.to_thread(self._embed_call(effect)), self.retry.timeout, "embedder"
+                    )
+                return _embedded(effect, raw)
+            except Exception as exc:
+                last = exc
+                if attempt < len(delays):
+                    await asyncio.sleep(delays[attempt])
+        raise _embedding_error(last, self.retry.attempts)
+
     # -- public API: sync and async twins ---------------------------------------------------
 
     def add(self, turns: Turn | Sequence[Turn], *, fold: bool = True) -> list[StoredTurn]:
@@ -470,13 +881,63 @@ class RecursiveMemory:
         """Async twin of :meth:`fold`."""
         return await self._arun(self._fold_steps(force=force, from_add=False))
 
-    def context(self) -> Context:
-        """Return the summary and window within ``max_tokens`` (reads the store)."""
-        return self._run(self._context_steps())
+    def context(self, query: str | None = None, *, k: int | None = None) -> Context:
+        """Return the context within ``max_tokens`` (reads the store).
 
-    async def acontext(self) -> Context:
+        Args:
+            query: The current question. With it (and ``recall_tokens`` > 0), the first
+                message also holds the facts and archived turns recalled for it.
+            k: Most memories to consider for the recall share (default 12).
+        """
+        return self._run(self._context_steps(query, k))
+
+    async def acontext(self, query: str | None = None, *, k: int | None = None) -> Context:
         """Async twin of :meth:`context`."""
-        return await self._arun(self._context_steps())
+        return await self._arun(self._context_steps(query, k))
+
+    def recall(
+        self, query: str, k: int = 6, *, kinds: Sequence[str] = ("fact", "turn")
+    ) -> list[RecallHit]:
+        """Return the ``k`` facts and archived turns most relevant to ``query``.
+
+        Lexical (BM25) and dense (embeddings, when an embedder is configured) rankings are
+        fused with reciprocal rank fusion. Turns in the current window are excluded (the
+        model sees them anyway). Each hit carries its score and provenance.
+
+        Raises:
+            InvalidInputError: For a query that is not a string or ``k`` < 1.
+        """
+        return self._run(self._recall_steps(query, k, _kinds(kinds), None))
+
+    async def arecall(
+        self, query: str, k: int = 6, *, kinds: Sequence[str] = ("fact", "turn")
+    ) -> list[RecallHit]:
+        """Async twin of :meth:`recall`."""
+        return await self._arun(self._recall_steps(query, k, _kinds(kinds), None))
+
+    def facts(self) -> list[Fact]:
+        """Return the session's facts, oldest first."""
+        return self.store.get_facts(self.namespace, self.session_id)
+
+    async def afacts(self) -> list[Fact]:
+        """Async twin of :meth:`facts`."""
+        return await asyncio.to_thread(self.facts)
+
+    def reindex(self) -> int:
+        """Embed every archived turn and fact that has no vector yet.
+
+        Use it after adding an embedder to an existing session, or after an embedding
+        failure. Returns how many records were embedded.
+        """
+        if self.embedder is None:
+            return 0
+        return self._run(self._reindex_steps())
+
+    async def areindex(self) -> int:
+        """Async twin of :meth:`reindex`."""
+        if self.embedder is None:
+            return 0
+        return await self._arun(self._reindex_steps())
 
     def summary(self) -> Summary | None:
         """Return the latest summary version, or None."""
@@ -495,13 +956,66 @@ class RecursiveMemory:
         return await asyncio.to_thread(self.turns)
 
     def clear(self) -> None:
-        """Delete the session's turns and summaries from the store."""
+        """Delete the session's turns, summaries, facts and vectors from the store."""
         self.store.clear(self.namespace, self.session_id)
         self._health = _Health()
+        self._lexical = _LexicalCache()
 
     async def aclear(self) -> None:
         """Async twin of :meth:`clear`."""
         await asyncio.to_thread(self.clear)
+
+
+class HybridMemory(RecursiveMemory):
+    """Recursive summary plus facts and recall: ``summary + recalled + window``.
+
+    The same engine as :class:`RecursiveMemory` with other defaults: facts are extracted at
+    each fold (in the summary call), and a quarter of ``max_tokens`` is reserved for the
+    facts and archived turns recalled for the current question
+    (``context(query)``, ``recall(query, k)``). With no embedder, recall is BM25 only.
+
+    Args:
+        session_id: The conversation's id.
+        embedder: LangChain ``Embeddings``, LlamaIndex ``BaseEmbedding``, Chroma
+            ``EmbeddingFunction`` or None (lexical recall only).
+        extract_facts: Default True.
+        **kwargs: Everything :class:`RecursiveMemory` takes. ``recall_tokens`` defaults to
+            ``max_tokens // 4``.
+
+    Example:
+        >>> from langchain_recursive_memory.core import HybridMemory, MemoryStore, Turn
+        >>> memory = HybridMemory("s", store=MemoryStore.in_memory(), max_tokens=500)
+        >>> _ = memory.add(Turn(role="user", text="My locker code is 4471."))
+        >>> for i in range(30):
+        ...     _ = memory.add(Turn(role="user", text=f"Small talk number {i} about weather."))
+        >>> [h.text for h in memory.recall("What is my locker code?", k=1)]
+        ['My locker code is 4471.']
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        embedder: Any = None,
+        extract_facts: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        if kwargs.get("config") is None:
+            kwargs.setdefault("recall_tokens", kwargs.get("max_tokens", 2000) // 4)
+        super().__init__(session_id, embedder=embedder, extract_facts=extract_facts, **kwargs)
+
+
+def _kinds(kinds: Sequence[str]) -> tuple[str, ...]:
+    out = tuple(dict.fromkeys(kinds))
+    bad = [k for k in out if k not in ("fact", "turn")]
+    if bad or not out:
+        raise InvalidInputError.for_value("kinds", kinds, "use 'fact' and/or 'turn'")
+    return out
+
+
+def _embedded(effect: _Embed, raw: Any) -> Any:
+    vectors = check_vectors(raw, len(effect.texts))
+    return vectors[0] if effect.query else vectors
 
 
 def _as_list(turns: Turn | Sequence[Turn]) -> list[Turn]:
@@ -510,8 +1024,6 @@ def _as_list(turns: Turn | Sequence[Turn]) -> list[Turn]:
     items = list(turns)
     for item in items:
         if not isinstance(item, Turn):
-            from .errors import InvalidInputError
-
             raise InvalidInputError.for_value("turn", item, "must be a Turn")
     return items
 
@@ -520,3 +1032,9 @@ def _model_error(last: Exception | None, attempts: int) -> ModelError:
     if isinstance(last, ModelError):
         return type(last)(f"{last} (after {attempts} attempts)")
     return ModelError(f"the summary model failed after {attempts} attempts: {last!r}")
+
+
+def _embedding_error(last: Exception | None, attempts: int) -> EmbeddingError:
+    if isinstance(last, EmbeddingError):
+        return EmbeddingError(f"{last} (after {attempts} attempts)")
+    return EmbeddingError(f"the embedder failed after {attempts} attempts: {last!r}")

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import ConfigurationError, InvalidInputError, RecursiveMemoryError, StoreError
+from .facts import Fact, merge_fact
 from .turn import Turn
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ DEFAULT_NAMESPACE = "default"
 PATH_ENV = "LANGCHAIN_RECURSIVE_MEMORY_PATH"
 MAX_ID_LENGTH = 1024
 _PREFIX_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,40}$")
+_SPACE_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,59}$")
 _PLACEHOLDER = [0.0]
 
 
@@ -242,6 +244,8 @@ class MemoryStore:
         self._turns: Any = self._collection("turns")
         self._summaries: Any = self._collection("summaries")
         self._sessions: Any = self._collection("sessions")
+        self._facts: Any = self._collection("facts")
+        self._vectors: dict[str, Any] = {}
         self._clock_lock = threading.Lock()
         self._last_seq = 0
         self._registered: set[str] = set()
@@ -326,12 +330,12 @@ class MemoryStore:
             raise StoreError(f"cannot reach the Chroma server at {host}:{port}: {exc}") from exc
         return cls(client, **kwargs)
 
-    def _collection(self, name: str) -> Any:
+    def _collection(self, name: str, **options: Any) -> Any:
         full = f"{self.prefix}_{name}"
         return self._call(
             f"open collection {full!r}",
             lambda: self.client.get_or_create_collection(
-                full, embedding_function=None, metadata={"lrm_schema": 1}
+                full, embedding_function=None, metadata={"lrm_schema": 1}, **options
             ),
         )
 
@@ -655,6 +659,140 @@ class MemoryStore:
         self._hints[skey] = new.version
         return True
 
+    # -- facts ---------------------------------------------------------------------------
+
+    def upsert_facts(self, namespace: str, session_id: str, facts: Sequence[Fact]) -> list[Fact]:
+        """Store facts, each *updating* the stored fact with the same key (if any).
+
+        Returns:
+            The facts as stored (merged with their earlier versions).
+        """
+        validate_scope(namespace, session_id)
+        if not facts:
+            return []
+        skey = session_key(namespace, session_id)
+        ids = [f"{skey}:f:{f.key_hash}" for f in facts]
+        existing = {f.key: f for f in self.get_facts(namespace, session_id, ids=ids)}
+        merged = [merge_fact(existing.get(f.key), f) for f in facts]
+        metas = [{"ns": namespace, "sid": session_id, **f.to_metadata()} for f in merged]
+        self._call(
+            "write facts",
+            lambda: self._facts.upsert(
+                ids=ids,
+                documents=[f.text for f in merged],
+                metadatas=metas,
+                embeddings=[_PLACEHOLDER] * len(ids),
+            ),
+        )
+        return merged
+
+    def get_facts(
+        self, namespace: str, session_id: str, *, ids: Sequence[str] | None = None
+    ) -> list[Fact]:
+        """Return the session's facts (or those with the given record ids), oldest first."""
+        validate_scope(namespace, session_id)
+        if ids is not None:
+            got = self._call(
+                "read facts",
+                lambda: self._facts.get(ids=list(ids), include=["documents", "metadatas"]),
+            )
+        else:
+            got = self._call(
+                "read facts",
+                lambda: self._facts.get(
+                    where=self._scope(namespace, session_id), include=["documents", "metadatas"]
+                ),
+            )
+        out = [
+            Fact.from_metadata(d or "", m)
+            for d, m in zip(got["documents"] or [], got["metadatas"] or [], strict=True)
+            if m.get("sid") == session_id and m.get("ns") == namespace
+        ]
+        out.sort(key=lambda f: (f.created_at, f.key))
+        return out
+
+    def fact_record_id(self, namespace: str, session_id: str, fact: Fact) -> str:
+        """The Chroma id of a fact's record (also used for its vector)."""
+        return f"{session_key(namespace, session_id)}:f:{fact.key_hash}"
+
+    # -- vectors (derived: rebuildable from turns and facts) -------------------------------
+
+    def _vector_collection(self, space: str) -> Any:
+        col = self._vectors.get(space)
+        if col is None:
+            if not _SPACE_RE.match(space):
+                raise ConfigurationError.for_value(
+                    "space", space, "use 1-60 lowercase letters, digits or '-'"
+                )
+            col = self._collection(
+                f"vec_{space}", configuration={"hnsw": {"space": "cosine", "ef_search": 200}}
+            )
+            self._vectors[space] = col
+        return col
+
+    def vector_ids(self, space: str, ids: Sequence[str]) -> set[str]:
+        """Return which of the record ids already have a vector in ``space``."""
+        if not ids:
+            return set()
+        col = self._vector_collection(space)
+        got = self._call("read vector ids", lambda: col.get(ids=list(ids), include=[]))
+        return set(got["ids"])
+
+    def add_vectors(
+        self,
+        space: str,
+        namespace: str,
+        session_id: str,
+        records: Sequence[tuple[str, str, str, Sequence[float]]],
+    ) -> None:
+        """Write ``(record_id, kind, ref, vector)`` records; ``ref`` is the turn id or fact key."""
+        validate_scope(namespace, session_id)
+        if not records:
+            return
+        col = self._vector_collection(space)
+        self._call(
+            "write vectors",
+            lambda: col.upsert(
+                ids=[r[0] for r in records],
+                embeddings=[list(r[3]) for r in records],
+                metadatas=[
+                    {"ns": namespace, "sid": session_id, "kind": r[1], "ref": r[2]} for r in records
+                ],
+            ),
+        )
+
+    def query_vectors(
+        self, space: str, namespace: str, session_id: str, vector: Sequence[float], n: int
+    ) -> list[tuple[str, str, float]]:
+        """Return up to ``n`` ``(kind, ref, distance)`` nearest to ``vector`` in the session."""
+        validate_scope(namespace, session_id)
+        col = self._vector_collection(space)
+        got = self._call(
+            "query vectors",
+            lambda: col.query(
+                query_embeddings=[list(vector)],
+                n_results=n,
+                where=self._scope(namespace, session_id),
+                include=["metadatas", "distances"],
+            ),
+        )
+        metas = (got.get("metadatas") or [[]])[0]
+        dists = (got.get("distances") or [[]])[0]
+        return [
+            (str(m["kind"]), str(m["ref"]), float(d))
+            for m, d in zip(metas, dists, strict=True)
+            if m.get("sid") == session_id and m.get("ns") == namespace
+        ]
+
+    def _vector_spaces(self) -> list[Any]:
+        names = self._call("list collections", lambda: self.client.list_collections())
+        prefix = f"{self.prefix}_vec_"
+        for item in names:
+            name = item if isinstance(item, str) else item.name
+            if name.startswith(prefix):
+                self._vector_collection(name[len(prefix) :])
+        return list(self._vectors.values())
+
     # -- sessions ------------------------------------------------------------------------
 
     def _register(self, namespace: str, session_id: str, skey: str) -> None:
@@ -683,15 +821,18 @@ class MemoryStore:
         return out
 
     def clear(self, namespace: str, session_id: str) -> None:
-        """Delete everything stored for the session: turns, summaries, registration."""
+        """Delete everything stored for the session: turns, summaries, facts, vectors."""
         validate_scope(namespace, session_id)
         scope = self._scope(namespace, session_id)
         skey = session_key(namespace, session_id)
-        for name, col in (
+        collections = [
             ("turns", self._turns),
             ("summaries", self._summaries),
+            ("facts", self._facts),
+            *(("vectors", col) for col in self._vector_spaces()),
             ("sessions", self._sessions),
-        ):
+        ]
+        for name, col in collections:
             self._call(f"delete the session's {name}", partial(col.delete, where=scope))
         self._registered.discard(skey)
         self._hints.pop(skey, None)
