@@ -112,3 +112,88 @@ class CallbackModel(KeywordSummarizer):
     def _answer(self, prompt: str) -> str:
         self.before(prompt)
         return super()._answer(prompt)
+
+
+_NUMBERED_RE = re.compile(r"^\[(\d+)\] (?:\[[^\]]*\] )?(\w+)(?: \([^)]*\))?: (.*)$")
+_STATEMENT_RE = re.compile(r"\b[Mm]y ([a-z ]+?) (?:is|are) ([^.?!]+)")
+
+
+class FactModel(KeywordSummarizer):
+    """Answers combined summary + facts prompts (and separate facts prompts).
+
+    Facts: every "my <attribute> is <value>" in the numbered messages becomes
+    ``{"key": "user/<attribute>", "fact": "The user's <attribute> is <value>."}``.
+    The summary is *forgetful*: it only mentions the newest chunk, like a summary that has
+    drifted, so anything older must come back through facts or recall.
+    ``malformed`` answers start out broken for that many calls.
+    """
+
+    def __init__(self, malformed: int = 0, mode: str = "combined") -> None:
+        super().__init__(max_words=40)
+        self.malformed = malformed
+        self.mode = mode
+
+    def _facts(self, prompt: str) -> list[str]:
+        lines = []
+        for line in prompt_messages(prompt).splitlines():
+            match = _NUMBERED_RE.match(line)
+            if not match:
+                continue
+            number, _role, text = match.groups()
+            for attr, value in _STATEMENT_RE.findall(text):
+                attr = attr.strip()
+                lines.append(
+                    '{"key": "user/%s", "subject": "user", "fact": "The user\'s %s is %s.", '
+                    '"time": "", "sources": [%s]}' % (attr.replace(" ", "_"), attr, value, number)
+                )
+        return lines
+
+    def _answer(self, prompt: str) -> str:
+        with self._lock:
+            self.calls += 1
+            self.prompts.append(prompt)
+            broken = self.malformed > 0
+            if broken:
+                self.malformed -= 1
+        if prompt.startswith("Extract the atomic facts"):
+            if broken:
+                return "<facts>\nthis is not json\n</facts>"
+            return "<facts>\n" + "\n".join(self._facts(prompt)) + "\n</facts>"
+        words = _FACT_RE.findall(prompt_messages(prompt))
+        summary = "Recently: " + " ".join(dict.fromkeys(words[-30:])) + "."
+        if "<facts></facts>" not in prompt:  # not asked for facts
+            return summary
+        if broken:
+            return f"<summary>{summary}</summary>\n<facts>\n{{not json at all\n</facts>"
+        return f"<summary>{summary}</summary>\n<facts>\n" + "\n".join(self._facts(prompt)) + "\n</facts>"
+
+
+class BagOfWordsEmbedder:
+    """A tiny deterministic, *semantic-ish* embedder: hashed bag of lowercase words.
+
+    Texts that share words get similar vectors (unlike DeterministicFakeEmbedding), which
+    is enough to test dense ranking and fusion offline.
+    """
+
+    def __init__(self, dim: int = 64) -> None:
+        self.dim = dim
+        self.calls = 0
+
+    def _vec(self, text: str) -> list[float]:
+        import hashlib
+        import math
+
+        v = [0.0] * self.dim
+        for word in re.findall(r"[a-z0-9]+", text.lower()):
+            h = int(hashlib.md5(word.encode()).hexdigest(), 16)
+            v[h % self.dim] += 1.0
+        norm = math.sqrt(sum(x * x for x in v)) or 1.0
+        return [x / norm for x in v]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.calls += 1
+        return [self._vec(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        self.calls += 1
+        return self._vec(text)

@@ -497,8 +497,14 @@ class RecursiveMemory:
             self._space = f"{embedder_name(self.embedder)}-d{dimension}"[:60]
         return self._space
 
-    def _index_steps(self, turns: Sequence[StoredTurn], facts: Sequence[Fact]) -> Steps[int]:
-        """Embed the turns and facts that have no vector yet; return how many were written."""
+    def _index_steps(
+        self, turns: Sequence[StoredTurn], facts: Sequence[Fact], *, refresh_facts: bool = True
+    ) -> Steps[int]:
+        """Embed the turns (and facts) without a vector; return how many were written.
+
+        With ``refresh_facts`` the given facts are re-embedded even if they have a vector
+        (a fold may have just changed their text).
+        """
         records = [
             (self._turn_record(t.id), "turn", t.id, t.turn.text)
             for t in turns
@@ -513,7 +519,9 @@ class RecursiveMemory:
             have: set[str] = yield _Io(
                 partial(self.store.vector_ids, self._space, [r[0] for r in records])
             )
-            records = [r for r in records if r[0] not in have or r[1] == "fact"]
+            records = [
+                r for r in records if r[0] not in have or (refresh_facts and r[1] == "fact")
+            ]
         if not records:
             return 0
         vectors: list[list[float]] = yield _Embed(tuple(r[3] for r in records))
@@ -541,7 +549,8 @@ class RecursiveMemory:
         facts: list[Fact] = yield _Io(lambda: self.store.get_facts(self.namespace, self.session_id))
         state: SessionState = yield _Io(lambda: self.store.load(self.namespace, self.session_id))
         window = {t.id for t in self.build_context(state).window}
-        return (yield from self._index_steps([t for t in turns if t.id not in window], facts))
+        archived = [t for t in turns if t.id not in window]
+        return (yield from self._index_steps(archived, facts, refresh_facts=False))
 
     def _recall_steps(
         self, query: str, k: int, kinds: tuple[str, ...], exclude: set[str] | None
