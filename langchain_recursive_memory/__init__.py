@@ -18,13 +18,16 @@ from .core import (
     ConfigurationError,
     Context,
     EmbeddingError,
+    Fact,
     FoldResult,
+    HybridMemory,
     InvalidInputError,
     MemoryConfig,
     MemoryStore,
     ModelError,
     ModelOutputError,
     ModelTimeoutError,
+    RecallHit,
     RecursiveMemory,
     RecursiveMemoryError,
     RetryPolicy,
@@ -38,11 +41,13 @@ from .core import (
 if TYPE_CHECKING:
     from .chat_message_histories import RecursiveSummaryChatMessageHistory
     from .language_models import LangChainTextModel
+    from .retrievers import RecursiveMemoryRetriever
 
 __version__ = "0.1.0.dev0"
 
 _LAZY = {
     "LangChainTextModel": ".language_models",
+    "RecursiveMemoryRetriever": ".retrievers",
     "RecursiveSummaryChatMessageHistory": ".chat_message_histories",
 }
 
@@ -50,7 +55,9 @@ __all__ = [
     "ConfigurationError",
     "Context",
     "EmbeddingError",
+    "Fact",
     "FoldResult",
+    "HybridMemory",
     "InvalidInputError",
     "LangChainTextModel",
     "MemoryConfig",
@@ -58,8 +65,10 @@ __all__ = [
     "ModelError",
     "ModelOutputError",
     "ModelTimeoutError",
+    "RecallHit",
     "RecursiveMemory",
     "RecursiveMemoryError",
+    "RecursiveMemoryRetriever",
     "RecursiveSummaryChatMessageHistory",
     "RetryPolicy",
     "StoreError",

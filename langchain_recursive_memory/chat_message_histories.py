@@ -34,6 +34,7 @@ from .core.retry import RetryPolicy
 from .core.store import DEFAULT_NAMESPACE, MemoryStore, Summary
 from .language_models import resolve_text_model
 from .messages import is_summary_message, message_to_turn, turn_to_message
+from .retrievers import RecursiveMemoryRetriever
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -70,6 +71,13 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
         tokenizer_model: The chat model's name; picks the tiktoken encoding (default
             ``"gpt-4o"``).
         retry: Retries, timeouts and cool-down of summarizer calls.
+        embedder: For dense recall of facts and archived turns: a LangChain
+            ``Embeddings`` (or LlamaIndex ``BaseEmbedding``, Chroma ``EmbeddingFunction``).
+            None (default): recall is lexical (BM25) only.
+        extract_facts: Extract atomic facts at each fold, in the summary call (needs
+            ``llm``; default False).
+        recall_tokens: Tokens of ``max_tokens`` reserved for recalled memories (default
+            0); ``messages`` then leaves that share free for ``as_retriever()``'s output.
         config: A full :class:`~.core.MemoryConfig` instead of the budget arguments.
         memory: A ready :class:`~.core.RecursiveMemory` (overrides everything else).
     """
@@ -91,6 +99,9 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
         summary_role: str = "human",
         tokenizer_model: str = "gpt-4o",
         retry: RetryPolicy | None = None,
+        embedder: Any = None,
+        extract_facts: bool = False,
+        recall_tokens: int = 0,
         config: MemoryConfig | None = None,
         memory: RecursiveMemory | None = None,
     ) -> None:
@@ -113,6 +124,7 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
                     keep_tokens=keep_tokens,
                     keep_messages=keep_messages,
                     summary_role=_ROLE_NAMES.get(summary_role, summary_role),
+                    recall_tokens=recall_tokens,
                 )
             memory = RecursiveMemory(
                 session_id,
@@ -122,6 +134,8 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
                 config=config,
                 tokenizer_model=tokenizer_model,
                 retry=retry,
+                embedder=embedder,
+                extract_facts=extract_facts,
             )
         self.memory = memory
         self.session_id = memory.session_id
@@ -196,3 +210,11 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
     async def afold(self, *, force: bool = False) -> FoldResult:
         """Async twin of :meth:`fold`."""
         return await self.memory.afold(force=force)
+
+    def as_retriever(self, **kwargs: Any) -> RecursiveMemoryRetriever:
+        """Return a :class:`~.retrievers.RecursiveMemoryRetriever` over this session.
+
+        Args:
+            **kwargs: Its fields (``k``, ``kinds``, ``max_tokens``).
+        """
+        return RecursiveMemoryRetriever(memory=self.memory, **kwargs)

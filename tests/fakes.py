@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import threading
 import time
@@ -115,7 +116,7 @@ class CallbackModel(KeywordSummarizer):
 
 
 _NUMBERED_RE = re.compile(r"^\[(\d+)\] (?:\[[^\]]*\] )?(\w+)(?: \([^)]*\))?: (.*)$")
-_STATEMENT_RE = re.compile(r"\b[Mm]y ([a-z ]+?) (?:is|are) ([^.?!]+)")
+_STATEMENT_RE = re.compile(r"\b[Mm]y ([a-z ]+?) (?:is|are) ([^.?!]+?)(?= and [Mm]y |[.?!]|$)")
 
 
 class FactModel(KeywordSummarizer):
@@ -142,9 +143,18 @@ class FactModel(KeywordSummarizer):
             number, _role, text = match.groups()
             for attr, value in _STATEMENT_RE.findall(text):
                 attr = attr.strip()
+                key = attr.replace(" ", "_")
+                fact = f"The user's {attr} is {value}."
                 lines.append(
-                    '{"key": "user/%s", "subject": "user", "fact": "The user\'s %s is %s.", '
-                    '"time": "", "sources": [%s]}' % (attr.replace(" ", "_"), attr, value, number)
+                    json.dumps(
+                        {
+                            "key": f"user/{key}",
+                            "subject": "user",
+                            "fact": fact,
+                            "time": "",
+                            "sources": [int(number)],
+                        }
+                    )
                 )
         return lines
 
@@ -165,7 +175,11 @@ class FactModel(KeywordSummarizer):
             return summary
         if broken:
             return f"<summary>{summary}</summary>\n<facts>\n{{not json at all\n</facts>"
-        return f"<summary>{summary}</summary>\n<facts>\n" + "\n".join(self._facts(prompt)) + "\n</facts>"
+        return (
+            f"<summary>{summary}</summary>\n<facts>\n"
+            + "\n".join(self._facts(prompt))
+            + "\n</facts>"
+        )
 
 
 class BagOfWordsEmbedder:

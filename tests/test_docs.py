@@ -52,6 +52,8 @@ def test_every_example_runs_offline(script, tmp_path):
     )
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]
     assert out.stdout.strip()
+    if script.name == "lcel_recall.py":
+        assert "4471" in out.stdout
 
 
 def test_quickstart_keeps_the_budget_and_says_what_is_a_stand_in(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import ClassVar
 
 import pytest
 from fakes import BagOfWordsEmbedder, FactModel, FailingModel, KeywordSummarizer
@@ -135,7 +136,7 @@ def test_dense_recall_finds_what_shares_no_word_with_the_query(store):
     class Concepts(BagOfWordsEmbedder):
         """Maps synonyms to one concept before hashing: a stand-in for semantics."""
 
-        SYNONYMS = {"automobile": "car", "vehicle": "car", "sedan": "car"}
+        SYNONYMS: ClassVar[dict[str, str]] = {"automobile": "car", "sedan": "car"}
 
         def _vec(self, text: str) -> list[float]:
             words = [self.SYNONYMS.get(w, w) for w in text.lower().split()]

@@ -519,9 +519,7 @@ class RecursiveMemory:
             have: set[str] = yield _Io(
                 partial(self.store.vector_ids, self._space, [r[0] for r in records])
             )
-            records = [
-                r for r in records if r[0] not in have or (refresh_facts and r[1] == "fact")
-            ]
+            records = [r for r in records if r[0] not in have or (refresh_facts and r[1] == "fact")]
         if not records:
             return 0
         vectors: list[list[float]] = yield _Embed(tuple(r[3] for r in records))

@@ -1,0 +1,144 @@
+"""``RecursiveMemoryRetriever``: recall a session's facts and archived turns in LangChain.
+
+A ``BaseRetriever`` over the memory's hybrid recall (BM25 and embeddings fused; turns in
+the current window excluded). Each ``Document`` carries the session id, the kind
+(``"fact"`` or ``"turn"``), the source turn ids, the time and the score in its metadata.
+
+Example:
+    >>> from langchain_core.messages import HumanMessage
+    >>> from langchain_recursive_memory import RecursiveSummaryChatMessageHistory
+    >>> from langchain_recursive_memory.core import MemoryStore
+    >>> history = RecursiveSummaryChatMessageHistory(
+    ...     "u1", store=MemoryStore.in_memory(), max_tokens=300, max_summary_tokens=60
+    ... )
+    >>> history.add_messages([HumanMessage("My locker code is 4471.")])
+    >>> history.add_messages([HumanMessage(f"Weather chat, part {i}.") for i in range(30)])
+    >>> docs = history.as_retriever(k=1).invoke("locker code")
+    >>> docs[0].page_content, docs[0].metadata["kind"]
+    ('My locker code is 4471.', 'turn')
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForRetrieverRun,
+    CallbackManagerForRetrieverRun,
+)
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict, Field
+
+from .core.errors import ConfigurationError
+from .core.memory import RecursiveMemory
+from .core.recall import RecallHit
+from .core.tokenizer import TokenCounter
+
+__all__ = ["RecursiveMemoryRetriever", "hits_to_documents"]
+
+
+def _iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat()
+
+
+def hits_to_documents(
+    hits: list[RecallHit],
+    memory: RecursiveMemory,
+    *,
+    max_tokens: int | None = None,
+    counter: TokenCounter | None = None,
+) -> list[Document]:
+    """Convert recall hits to LangChain documents, best first, within ``max_tokens``."""
+    docs: list[Document] = []
+    used = 0
+    for hit in hits:
+        if max_tokens is not None and counter is not None:
+            cost = counter.count_text(hit.text)
+            if used + cost > max_tokens:
+                continue
+            used += cost
+        metadata: dict[str, Any] = {
+            "session_id": memory.session_id,
+            "namespace": memory.namespace,
+            "kind": hit.kind,
+            "id": hit.id,
+            "source_turn_ids": list(hit.source_turn_ids),
+            "time": _iso(hit.time),
+            "timestamp": hit.time,
+            "score": hit.score,
+            "lexical_rank": hit.lexical_rank,
+            "dense_rank": hit.dense_rank,
+        }
+        if hit.role is not None:
+            metadata["role"] = hit.role
+        metadata.update({k: v for k, v in hit.metadata.items() if v not in (None, "")})
+        docs.append(Document(page_content=hit.text, metadata=metadata, id=f"{hit.kind}:{hit.id}"))
+    return docs
+
+
+class RecursiveMemoryRetriever(BaseRetriever):
+    """Retrieve a session's facts and archived turns relevant to the query.
+
+    Build it from a history (``history.as_retriever(k=4)``) or from a core memory
+    (``RecursiveMemoryRetriever(memory=memory, k=4)``).
+
+    Attributes:
+        memory: The session's :class:`~.core.RecursiveMemory` (or ``HybridMemory``).
+        k: How many documents to return (default 4); also accepted by ``invoke(..., k=)``.
+        kinds: ``("fact", "turn")`` by default; ``("fact",)`` or ``("turn",)`` to narrow.
+        max_tokens: Stop adding documents past this many tokens of content (default: the
+            memory's ``recall_tokens`` when set, so the recall fits its share of the
+            budget; else no limit).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    memory: RecursiveMemory = Field(description="The session memory to recall from.")
+    k: int = Field(default=4, description="How many documents to return.")
+    kinds: tuple[str, ...] = Field(
+        default=("fact", "turn"), description="Which memories: 'fact' and/or 'turn'."
+    )
+    max_tokens: int | None = Field(
+        default=None, description="Most tokens of document content returned (None: no limit)."
+    )
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        # Checked here rather than in a validator, so the package's own error surfaces
+        # instead of pydantic's ValidationError wrapper.
+        if self.k < 1:
+            raise ConfigurationError.for_value("k", self.k, "must be >= 1")
+        bad = [kind for kind in self.kinds if kind not in ("fact", "turn")]
+        if bad or not self.kinds:
+            raise ConfigurationError.for_value("kinds", self.kinds, "use 'fact' and/or 'turn'")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ConfigurationError.for_value("max_tokens", self.max_tokens, "must be >= 1")
+
+    def _limit(self) -> int | None:
+        if self.max_tokens is not None:
+            return self.max_tokens
+        return self.memory.config.recall_tokens or None
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
+    ) -> list[Document]:
+        hits = self.memory.recall(query, k or self.k, kinds=self.kinds)
+        return hits_to_documents(
+            hits, self.memory, max_tokens=self._limit(), counter=self.memory.counter
+        )
+
+    async def _aget_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: AsyncCallbackManagerForRetrieverRun,
+        k: int | None = None,
+    ) -> list[Document]:
+        hits = await self.memory.arecall(query, k or self.k, kinds=self.kinds)
+        return hits_to_documents(
+            hits, self.memory, max_tokens=self._limit(), counter=self.memory.counter
+        )
