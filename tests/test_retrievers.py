@@ -192,7 +192,6 @@ def test_a_bad_embedder_is_a_configuration_error(store):
 
 def _lcel(histories, seen):
     import warnings
-    from operator import itemgetter
 
     from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
     from langchain_core.runnables import RunnableLambda, RunnablePassthrough
