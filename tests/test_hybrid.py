@@ -290,3 +290,32 @@ def test_embedding_errors_are_typed(store):
         memory.add(filler(i))
     with pytest.raises(EmbeddingError):
         memory.recall("hello", k=1)
+
+
+def test_counting_model_counts_calls_tokens_and_failures():
+    from langchain_recursive_memory.core import CountingTextModel, FunctionTextModel
+
+    def flaky(prompt: str) -> str:
+        if "fail" in prompt:
+            raise RuntimeError("scripted failure")
+        return "four tokens of answer"
+
+    model = CountingTextModel(FunctionTextModel(flaky))
+    assert model.complete("hello world") == "four tokens of answer"
+    with pytest.raises(RuntimeError):
+        model.complete("please fail")
+    assert model.usage.calls == 1 and model.usage.failed_calls == 1
+    assert model.usage.input_tokens == 2 and model.usage.output_tokens == 4
+    assert model.usage.cost(1_000_000, 1_000_000) == 6
+
+
+def test_upkeep_calls_are_counted_through_a_memory(store):
+    from langchain_recursive_memory.core import CountingTextModel
+
+    model = CountingTextModel(FactModel())
+    memory = hybrid(store, model=model)
+    for i in range(40):
+        memory.add(filler(i))
+    folds = len(store.summaries("default", "s"))
+    assert folds >= 1 and model.usage.calls == folds
+    assert model.usage.input_tokens > 100 * folds

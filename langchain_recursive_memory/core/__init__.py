@@ -41,10 +41,12 @@ from .store import (
 from .summarizer import ExtractiveSummarizer
 from .tokenizer import TokenCounter, encoding_name_for_model, get_encoding
 from .turn import ToolCall, Turn
+from .usage import CountingTextModel, Usage
 
 __all__ = [
     "ConfigurationError",
     "Context",
+    "CountingTextModel",
     "DEFAULT_NAMESPACE",
     "Embedder",
     "EmbeddingError",
@@ -73,6 +75,7 @@ __all__ = [
     "TokenizerError",
     "ToolCall",
     "Turn",
+    "Usage",
     "default_path",
     "encoding_name_for_model",
     "get_encoding",

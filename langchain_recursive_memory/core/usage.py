@@ -1,0 +1,94 @@
+"""What memory upkeep costs: LLM calls and tokens, counted.
+
+:class:`CountingTextModel` wraps any :class:`~.models.TextModel` and counts its calls and
+the tokens of its prompts and answers (with tiktoken, so the counts are exact for OpenAI
+models and close for others).
+
+Example:
+    >>> from langchain_recursive_memory.core import FunctionTextModel
+    >>> from langchain_recursive_memory.core.usage import CountingTextModel
+    >>> model = CountingTextModel(FunctionTextModel(lambda p: "short answer"))
+    >>> _ = model.complete("a prompt of a few tokens")
+    >>> model.usage.calls, model.usage.input_tokens, model.usage.output_tokens
+    (1, 6, 2)
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from .models import TextModel
+from .tokenizer import TokenCounter
+
+__all__ = ["CountingTextModel", "Usage"]
+
+
+@dataclass
+class Usage:
+    """Calls and tokens spent.
+
+    Attributes:
+        calls: Successful calls.
+        failed_calls: Calls that raised.
+        input_tokens: Tokens of the prompts of successful calls.
+        output_tokens: Tokens of their answers.
+    """
+
+    calls: int = 0
+    failed_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def cost(self, input_per_million: float, output_per_million: float) -> float:
+        """Return the cost at the given list prices (per million tokens)."""
+        return (
+            self.input_tokens * input_per_million + self.output_tokens * output_per_million
+        ) / 1e6
+
+
+class CountingTextModel:
+    """A :class:`~.models.TextModel` that counts the calls and tokens of another.
+
+    Args:
+        model: The wrapped model.
+        counter: Counts the tokens (default: ``TokenCounter()``, o200k_base).
+    """
+
+    def __init__(self, model: TextModel, counter: TokenCounter | None = None) -> None:
+        self.model = model
+        self.counter = counter or TokenCounter()
+        self.usage = Usage()
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"CountingTextModel({self.model!r}, usage={self.usage})"
+
+    def _record(self, prompt: str, answer: str | None) -> None:
+        with self._lock:
+            if answer is None:
+                self.usage.failed_calls += 1
+                return
+            self.usage.calls += 1
+            self.usage.input_tokens += self.counter.count_text(prompt)
+            self.usage.output_tokens += self.counter.count_text(answer)
+
+    def complete(self, prompt: str) -> str:
+        """Call the wrapped model and count."""
+        try:
+            answer = self.model.complete(prompt)
+        except Exception:
+            self._record(prompt, None)
+            raise
+        self._record(prompt, answer if isinstance(answer, str) else str(answer))
+        return answer
+
+    async def acomplete(self, prompt: str) -> str:
+        """Async twin of :meth:`complete`."""
+        try:
+            answer = await self.model.acomplete(prompt)
+        except Exception:
+            self._record(prompt, None)
+            raise
+        self._record(prompt, answer if isinstance(answer, str) else str(answer))
+        return answer
