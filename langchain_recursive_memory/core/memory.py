@@ -44,14 +44,15 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import partial
 from os import PathLike
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from .config import MemoryConfig
+from .effects import EffectRunner, Steps, _Embed, _Io, _Llm
 from .embeddings import embedder_name, resolve_embedder
 from .errors import (
     ConfigurationError,
@@ -61,9 +62,9 @@ from .errors import (
     StoreError,
 )
 from .facts import Fact, facts_prompt, parse_combined, parse_facts, render_known_facts
-from .models import Embedder, TextModel, check_vectors
+from .models import Embedder, TextModel
 from .recall import LexicalIndex, RecallHit, rrf
-from .retry import RetryPolicy, acall_with_timeout, call_with_timeout
+from .retry import RetryPolicy
 from .store import (
     DEFAULT_NAMESPACE,
     MemoryStore,
@@ -90,35 +91,6 @@ logger = logging.getLogger("langchain_recursive_memory")
 R = TypeVar("R")
 FACT_MODES = ("combined", "separate")
 KNOWN_FACTS_IN_PROMPT = 20
-
-
-# -- effects: the I/O a step asks its shell to perform --------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Io:
-    """A blocking store call (run directly, or in a worker thread by the async shell)."""
-
-    fn: Callable[[], Any]
-
-
-@dataclass(frozen=True, slots=True)
-class _Llm:
-    """A model call; ``parse`` validates the answer (a failure counts as a failed attempt)."""
-
-    prompt: str
-    parse: Callable[[object], Any]
-
-
-@dataclass(frozen=True, slots=True)
-class _Embed:
-    """An embedding call: documents, or one query (``query=True``)."""
-
-    texts: tuple[str, ...]
-    query: bool = False
-
-
-Steps = Generator["_Io | _Llm | _Embed", Any, R]
 
 
 # -- results ------------------------------------------------------------------------------
@@ -202,7 +174,7 @@ def _fmt_time(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
-class RecursiveMemory:
+class RecursiveMemory(EffectRunner):
     """Recursive summary memory of one session, on a Chroma store.
 
     Args:
@@ -733,126 +705,6 @@ class RecursiveMemory:
             recalled=recalled,
         )
 
-    # -- shells -----------------------------------------------------------------------------
-
-    def _run(self, steps: Steps[R]) -> R:
-        send: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                effect = steps.throw(error) if error is not None else steps.send(send)
-            except StopIteration as stop:
-                return cast(R, stop.value)
-            send, error = None, None
-            try:
-                if isinstance(effect, _Io):
-                    send = effect.fn()
-                elif isinstance(effect, _Llm):
-                    send = self._complete(effect)
-                else:
-                    send = self._embed(effect)
-            except Exception as exc:  # handed to the step, which decides
-                error = exc
-
-    async def _arun(self, steps: Steps[R]) -> R:
-        send: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                effect = steps.throw(error) if error is not None else steps.send(send)
-            except StopIteration as stop:
-                return cast(R, stop.value)
-            send, error = None, None
-            try:
-                if isinstance(effect, _Io):
-                    send = await asyncio.to_thread(effect.fn)
-                elif isinstance(effect, _Llm):
-                    send = await self._acomplete(effect)
-                else:
-                    send = await self._aembed(effect)
-            except Exception as exc:
-                error = exc
-
-    def _complete(self, effect: _Llm) -> Any:
-        model = self.model
-        assert model is not None
-        delays = list(self.retry.delays())
-        last: Exception | None = None
-        for attempt in range(self.retry.attempts):
-            try:
-                answer = call_with_timeout(
-                    lambda: model.complete(effect.prompt), self.retry.timeout, "summary model"
-                )
-                return effect.parse(answer)
-            except Exception as exc:
-                last = exc
-                logger.info("summary model attempt %d failed: %s", attempt + 1, exc)
-                if attempt < len(delays):
-                    time.sleep(delays[attempt])
-        raise _model_error(last, self.retry.attempts)
-
-    async def _acomplete(self, effect: _Llm) -> Any:
-        model = self.model
-        assert model is not None
-        delays = list(self.retry.delays())
-        last: Exception | None = None
-        for attempt in range(self.retry.attempts):
-            try:
-                answer = await acall_with_timeout(
-                    model.acomplete(effect.prompt), self.retry.timeout, "summary model"
-                )
-                return effect.parse(answer)
-            except Exception as exc:
-                last = exc
-                logger.info("summary model attempt %d failed: %s", attempt + 1, exc)
-                if attempt < len(delays):
-                    await asyncio.sleep(delays[attempt])
-        raise _model_error(last, self.retry.attempts)
-
-    def _embed_call(self, effect: _Embed) -> Callable[[], Any]:
-        embedder = self.embedder
-        assert embedder is not None
-        if effect.query:
-            return lambda: [embedder.embed_query(effect.texts[0])]
-        return lambda: embedder.embed_documents(list(effect.texts))
-
-    def _embed(self, effect: _Embed) -> Any:
-        delays = list(self.retry.delays())
-        last: Exception | None = None
-        for attempt in range(self.retry.attempts):
-            try:
-                raw = call_with_timeout(self._embed_call(effect), self.retry.timeout, "embedder")
-                return _embedded(effect, raw)
-            except Exception as exc:
-                last = exc
-                if attempt < len(delays):
-                    time.sleep(delays[attempt])
-        raise _embedding_error(last, self.retry.attempts)
-
-    async def _aembed(self, effect: _Embed) -> Any:
-        embedder = self.embedder
-        assert embedder is not None
-        delays = list(self.retry.delays())
-        last: Exception | None = None
-        for attempt in range(self.retry.attempts):
-            try:
-                if effect.query and hasattr(embedder, "aembed_query"):
-                    coro = embedder.aembed_query(effect.texts[0])
-                    raw = [await acall_with_timeout(coro, self.retry.timeout, "embedder")]
-                elif not effect.query and hasattr(embedder, "aembed_documents"):
-                    coro = embedder.aembed_documents(list(effect.texts))
-                    raw = await acall_with_timeout(coro, self.retry.timeout, "embedder")
-                else:
-                    raw = await acall_with_timeout(
-                        asyncio.to_thread(self._embed_call(effect)), self.retry.timeout, "embedder"
-                    )
-                return _embedded(effect, raw)
-            except Exception as exc:
-                last = exc
-                if attempt < len(delays):
-                    await asyncio.sleep(delays[attempt])
-        raise _embedding_error(last, self.retry.attempts)
-
     # -- public API: sync and async twins ---------------------------------------------------
 
     def add(self, turns: Turn | Sequence[Turn], *, fold: bool = True) -> list[StoredTurn]:
@@ -1020,11 +872,6 @@ def _kinds(kinds: Sequence[str]) -> tuple[str, ...]:
     return out
 
 
-def _embedded(effect: _Embed, raw: Any) -> Any:
-    vectors = check_vectors(raw, len(effect.texts))
-    return vectors[0] if effect.query else vectors
-
-
 def _as_list(turns: Turn | Sequence[Turn]) -> list[Turn]:
     if isinstance(turns, Turn):
         return [turns]
@@ -1033,15 +880,3 @@ def _as_list(turns: Turn | Sequence[Turn]) -> list[Turn]:
         if not isinstance(item, Turn):
             raise InvalidInputError.for_value("turn", item, "must be a Turn")
     return items
-
-
-def _model_error(last: Exception | None, attempts: int) -> ModelError:
-    if isinstance(last, ModelError):
-        return type(last)(f"{last} (after {attempts} attempts)")
-    return ModelError(f"the summary model failed after {attempts} attempts: {last!r}")
-
-
-def _embedding_error(last: Exception | None, attempts: int) -> EmbeddingError:
-    if isinstance(last, EmbeddingError):
-        return EmbeddingError(f"{last} (after {attempts} attempts)")
-    return EmbeddingError(f"the embedder failed after {attempts} attempts: {last!r}")

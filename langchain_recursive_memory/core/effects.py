@@ -1,0 +1,263 @@
+"""One logic, two shells: steps yield effects; a sync and an async driver perform them.
+
+The memories' operations (add, fold, recall, retrieve...) are written once, as generators
+that *yield* the I/O they need and receive its result:
+
+* :class:`_Io` - a blocking store call (run directly, or in a worker thread when async);
+* :class:`_Llm` - a model call with a parser (a parse failure counts as a failed attempt);
+* :class:`_Embed` - an embedding call;
+* :class:`_Gather` - several effects at once (sequential when sync, concurrent when async).
+
+:class:`EffectRunner` drives them: ``_run(steps)`` with blocking calls, ``await
+_arun(steps)`` with ``await``. Model and embedding calls get the retry policy's timeout and
+bounded exponential backoff; their final failure is thrown into the step as a
+``ModelError`` / ``EmbeddingError``, which the step handles or lets through.
+
+Example:
+    >>> from langchain_recursive_memory.core.effects import EffectRunner, _Io
+    >>> def steps():
+    ...     value = yield _Io(lambda: 20)
+    ...     return value + 1
+    >>> EffectRunner()._run(steps())
+    21
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+from .errors import EmbeddingError, ModelError
+from .models import Embedder, TextModel, check_vectors
+from .retry import RetryPolicy, acall_with_timeout, call_with_timeout
+
+__all__ = ["EffectRunner", "Steps"]
+
+logger = logging.getLogger("langchain_recursive_memory")
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class _Io:
+    """A blocking store call (run directly, or in a worker thread by the async shell)."""
+
+    fn: Callable[[], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Llm:
+    """A model call; ``parse`` validates the answer (a failure counts as a failed attempt)."""
+
+    prompt: str
+    parse: Callable[[object], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Embed:
+    """An embedding call: documents, or one query (``query=True``)."""
+
+    texts: tuple[str, ...]
+    query: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Gather:
+    """Several effects; the result is the list of their results, or of the exceptions
+    they raised (``return_exceptions`` semantics), in order.
+    """
+
+    effects: tuple[_Io | _Llm | _Embed, ...]
+
+
+Effect = _Io | _Llm | _Embed | _Gather
+Steps = Generator[Effect, Any, R]
+
+
+class EffectRunner:
+    """Performs the effects of steps, synchronously or asynchronously.
+
+    Subclasses set ``model`` (a :class:`~.models.TextModel` or None), ``embedder`` and
+    ``retry``.
+    """
+
+    model: TextModel | None = None
+    embedder: Embedder | None = None
+    retry: RetryPolicy = RetryPolicy()
+
+    # -- drivers ----------------------------------------------------------------------------
+
+    def _run(self, steps: Steps[R]) -> R:
+        send: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                effect = steps.throw(error) if error is not None else steps.send(send)
+            except StopIteration as stop:
+                return cast(R, stop.value)
+            send, error = None, None
+            try:
+                if isinstance(effect, _Gather):
+                    send = [self._perform_captured(e) for e in effect.effects]
+                else:
+                    send = self._perform(effect)
+            except Exception as exc:  # handed to the step, which decides
+                error = exc
+
+    async def _arun(self, steps: Steps[R]) -> R:
+        send: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                effect = steps.throw(error) if error is not None else steps.send(send)
+            except StopIteration as stop:
+                return cast(R, stop.value)
+            send, error = None, None
+            try:
+                if isinstance(effect, _Gather):
+                    send = list(
+                        await asyncio.gather(
+                            *(self._aperform(e) for e in effect.effects), return_exceptions=True
+                        )
+                    )
+                else:
+                    send = await self._aperform(effect)
+            except Exception as exc:
+                error = exc
+
+    def _perform_captured(self, effect: _Io | _Llm | _Embed) -> Any:
+        try:
+            return self._perform(effect)
+        except Exception as exc:
+            return exc
+
+    def _perform(self, effect: _Io | _Llm | _Embed) -> Any:
+        if isinstance(effect, _Io):
+            return effect.fn()
+        if isinstance(effect, _Llm):
+            return self._complete(effect)
+        return self._embed(effect)
+
+    async def _aperform(self, effect: _Io | _Llm | _Embed) -> Any:
+        if isinstance(effect, _Io):
+            return await asyncio.to_thread(effect.fn)
+        if isinstance(effect, _Llm):
+            return await self._acomplete(effect)
+        return await self._aembed(effect)
+
+    # -- model calls ------------------------------------------------------------------------
+
+    def _complete(self, effect: _Llm) -> Any:
+        model = self.model
+        if model is None:
+            raise ModelError("no model is configured for this call")
+        delays = list(self.retry.delays())
+        last: Exception | None = None
+        for attempt in range(self.retry.attempts):
+            try:
+                answer = call_with_timeout(
+                    lambda: model.complete(effect.prompt), self.retry.timeout, "model"
+                )
+                return effect.parse(answer)
+            except Exception as exc:
+                last = exc
+                logger.info("model attempt %d failed: %s", attempt + 1, exc)
+                if attempt < len(delays):
+                    time.sleep(delays[attempt])
+        raise _model_error(last, self.retry.attempts)
+
+    async def _acomplete(self, effect: _Llm) -> Any:
+        model = self.model
+        if model is None:
+            raise ModelError("no model is configured for this call")
+        delays = list(self.retry.delays())
+        last: Exception | None = None
+        for attempt in range(self.retry.attempts):
+            try:
+                answer = await acall_with_timeout(
+                    model.acomplete(effect.prompt), self.retry.timeout, "model"
+                )
+                return effect.parse(answer)
+            except Exception as exc:
+                last = exc
+                logger.info("model attempt %d failed: %s", attempt + 1, exc)
+                if attempt < len(delays):
+                    await asyncio.sleep(delays[attempt])
+        raise _model_error(last, self.retry.attempts)
+
+    # -- embedding calls --------------------------------------------------------------------
+
+    def _embed_call(self, effect: _Embed) -> Callable[[], Any]:
+        embedder = self.embedder
+        if embedder is None:
+            raise EmbeddingError("no embedder is configured for this call")
+        if effect.query:
+            return lambda: [embedder.embed_query(effect.texts[0])]
+        return lambda: embedder.embed_documents(list(effect.texts))
+
+    def _embed(self, effect: _Embed) -> Any:
+        delays = list(self.retry.delays())
+        last: Exception | None = None
+        for attempt in range(self.retry.attempts):
+            try:
+                raw = call_with_timeout(self._embed_call(effect), self.retry.timeout, "embedder")
+                return _embedded(effect, raw)
+            except Exception as exc:
+                last = exc
+                if attempt < len(delays):
+                    time.sleep(delays[attempt])
+        raise _embedding_error(last, self.retry.attempts)
+
+    async def _aembed(self, effect: _Embed) -> Any:
+        embedder = self.embedder
+        if embedder is None:
+            raise EmbeddingError("no embedder is configured for this call")
+        delays = list(self.retry.delays())
+        last: Exception | None = None
+        for attempt in range(self.retry.attempts):
+            try:
+                if effect.query and hasattr(embedder, "aembed_query"):
+                    coro = embedder.aembed_query(effect.texts[0])
+                    raw = [await acall_with_timeout(coro, self.retry.timeout, "embedder")]
+                elif not effect.query and hasattr(embedder, "aembed_documents"):
+                    coro = embedder.aembed_documents(list(effect.texts))
+                    raw = await acall_with_timeout(coro, self.retry.timeout, "embedder")
+                else:
+                    raw = await acall_with_timeout(
+                        asyncio.to_thread(self._embed_call(effect)), self.retry.timeout, "embedder"
+                    )
+                return _embedded(effect, raw)
+            except Exception as exc:
+                last = exc
+                if attempt < len(delays):
+                    await asyncio.sleep(delays[attempt])
+        raise _embedding_error(last, self.retry.attempts)
+
+
+def gathered(results: Sequence[Any]) -> list[Any]:
+    """Return the results of a :class:`_Gather`, raising the first exception among them."""
+    for item in results:
+        if isinstance(item, BaseException):
+            raise item
+    return list(results)
+
+
+def _embedded(effect: _Embed, raw: Any) -> Any:
+    vectors = check_vectors(raw, len(effect.texts))
+    return vectors[0] if effect.query else vectors
+
+
+def _model_error(last: Exception | None, attempts: int) -> ModelError:
+    if isinstance(last, ModelError):
+        return type(last)(f"{last} (after {attempts} attempts)")
+    return ModelError(f"the model failed after {attempts} attempts: {last!r}")
+
+
+def _embedding_error(last: Exception | None, attempts: int) -> EmbeddingError:
+    if isinstance(last, EmbeddingError):
+        return EmbeddingError(f"{last} (after {attempts} attempts)")
+    return EmbeddingError(f"the embedder failed after {attempts} attempts: {last!r}")
