@@ -67,8 +67,9 @@ class _Embed:
 
 @dataclass(frozen=True, slots=True)
 class _Gather:
-    """Several effects; the result is the list of their results, or of the exceptions
-    they raised (``return_exceptions`` semantics), in order.
+    """Several effects at once.
+
+    The result is the list of their results, or of the exceptions they raised, in order.
     """
 
     effects: tuple[_Io | _Llm | _Embed, ...]
