@@ -1,9 +1,37 @@
-"""LlamaIndex adapters of langchain-recursive-memory (HiGMem retriever, memories).
+"""LlamaIndex adapters of langchain-recursive-memory.
 
-The adapters arrive with the HiGMem issue; this package already ships in the wheel so that
-``import llamaindex_higmem`` works and its public surface is pinned from the start.
+:class:`RecursiveSummaryMemory` is a LlamaIndex ``BaseMemory``, a drop-in for
+``ChatMemoryBuffer`` in chat engines and agents: every message is stored durably in
+Chroma, and the history handed to the model is a running summary followed by the recent
+messages, within a token budget however long the conversation gets (recursive
+summarization, arXiv 2310.10168). With ``extract_facts``/``embedder``/``recall_tokens``
+it becomes the hybrid memory: facts and archived messages relevant to the current
+question are recalled into the same budget.
+
+:class:`LlamaIndexTextModel` lets any LlamaIndex LLM be the summarizer of the core
+engine; :mod:`llamaindex_higmem.messages` converts ``ChatMessage`` objects to and from the
+core's turns.
+
+This package needs ``llama-index-core`` and never imports ``langchain_core``: a
+LlamaIndex-only install (``pip install 'langchain-recursive-memory[llamaindex]'``) is
+enough.
+
+Example:
+    >>> from llama_index.core.chat_engine import SimpleChatEngine
+    >>> from llama_index.core.llms import MockLLM
+    >>> from langchain_recursive_memory.core import MemoryStore
+    >>> from llamaindex_higmem import RecursiveSummaryMemory
+    >>> memory = RecursiveSummaryMemory.from_defaults(
+    ...     session_id="demo", store=MemoryStore.in_memory(), token_limit=800
+    ... )
+    >>> engine = SimpleChatEngine.from_defaults(llm=MockLLM(), memory=memory)
+    >>> _ = engine.chat("Hello!")
+    >>> [m.role.value for m in memory.get_all()]
+    ['user', 'assistant']
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from .memory import LlamaIndexTextModel, RecursiveSummaryMemory
+
+__all__: list[str] = ["LlamaIndexTextModel", "RecursiveSummaryMemory"]

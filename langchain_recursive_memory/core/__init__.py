@@ -24,7 +24,9 @@ from .errors import (
     StoreError,
     TokenizerError,
 )
+from .events import Event, EventFact, TurnNote
 from .facts import Fact
+from .higmem import HiGMem, HiGMemConfig, RetrievedTurn
 from .memory import Context, FoldResult, HybridMemory, RecursiveMemory
 from .models import Embedder, FunctionTextModel, TextModel
 from .recall import RecallHit
@@ -50,10 +52,14 @@ __all__ = [
     "DEFAULT_NAMESPACE",
     "Embedder",
     "EmbeddingError",
+    "Event",
+    "EventFact",
     "ExtractiveSummarizer",
     "Fact",
     "FoldResult",
     "FunctionTextModel",
+    "HiGMem",
+    "HiGMemConfig",
     "HybridMemory",
     "InvalidInputError",
     "MemoryConfig",
@@ -64,6 +70,7 @@ __all__ = [
     "RecallHit",
     "RecursiveMemory",
     "RecursiveMemoryError",
+    "RetrievedTurn",
     "RetryPolicy",
     "SessionInfo",
     "SessionState",
@@ -75,6 +82,7 @@ __all__ = [
     "TokenizerError",
     "ToolCall",
     "Turn",
+    "TurnNote",
     "Usage",
     "default_path",
     "encoding_name_for_model",

@@ -71,6 +71,7 @@ from .store import (
     SessionState,
     StoredTurn,
     Summary,
+    VectorRecord,
     validate_scope,
 )
 from .summarizer import (
@@ -502,7 +503,7 @@ class RecursiveMemory(EffectRunner):
                 space,
                 self.namespace,
                 self.session_id,
-                [(r[0], r[1], r[2], v) for r, v in zip(records, vectors, strict=True)],
+                [VectorRecord(r[0], r[1], r[2], v) for r, v in zip(records, vectors, strict=True)],
             )
         )
         return len(records)

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import ConfigurationError, InvalidInputError, RecursiveMemoryError, StoreError
+from .events import Event, TurnNote
 from .facts import Fact, merge_fact
 from .turn import Turn
 
@@ -65,6 +66,7 @@ __all__ = [
     "SessionState",
     "StoredTurn",
     "Summary",
+    "VectorRecord",
     "default_path",
 ]
 
@@ -200,6 +202,25 @@ class SessionState:
 
 
 @dataclass(frozen=True, slots=True)
+class VectorRecord:
+    """A vector of a turn, fact, window or event, in an embedder's collection.
+
+    Attributes:
+        id: The record id (unique in the collection).
+        kind: What it embeds (``"turn"``, ``"fact"``, ``"hg_w1"``, ``"hg_event"``...).
+        ref: The turn id, fact key or event id it belongs to.
+        vector: The embedding.
+        text_hash: A hash of the embedded text, to tell when it is stale.
+    """
+
+    id: str
+    kind: str
+    ref: str
+    vector: Sequence[float]
+    text_hash: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class SessionInfo:
     """A session listed by :meth:`MemoryStore.sessions`."""
 
@@ -245,6 +266,8 @@ class MemoryStore:
         self._summaries: Any = self._collection("summaries")
         self._sessions: Any = self._collection("sessions")
         self._facts: Any = self._collection("facts")
+        self._notes: Any = self._collection("hg_turns")
+        self._events: Any = self._collection("hg_events")
         self._vectors: dict[str, Any] = {}
         self._clock_lock = threading.Lock()
         self._last_seq = 0
@@ -739,13 +762,9 @@ class MemoryStore:
         return set(got["ids"])
 
     def add_vectors(
-        self,
-        space: str,
-        namespace: str,
-        session_id: str,
-        records: Sequence[tuple[str, str, str, Sequence[float]]],
+        self, space: str, namespace: str, session_id: str, records: Sequence[VectorRecord]
     ) -> None:
-        """Write ``(record_id, kind, ref, vector)`` records; ``ref`` is the turn id or fact key."""
+        """Write (or overwrite) vector records of the session in the ``space`` collection."""
         validate_scope(namespace, session_id)
         if not records:
             return
@@ -753,26 +772,59 @@ class MemoryStore:
         self._call(
             "write vectors",
             lambda: col.upsert(
-                ids=[r[0] for r in records],
-                embeddings=[list(r[3]) for r in records],
+                ids=[r.id for r in records],
+                embeddings=[list(r.vector) for r in records],
                 metadatas=[
-                    {"ns": namespace, "sid": session_id, "kind": r[1], "ref": r[2]} for r in records
+                    {
+                        "ns": namespace,
+                        "sid": session_id,
+                        "kind": r.kind,
+                        "ref": r.ref,
+                        "h": r.text_hash,
+                    }
+                    for r in records
                 ],
             ),
         )
 
+    def get_vectors(
+        self, space: str, namespace: str, session_id: str, kinds: Sequence[str]
+    ) -> list[VectorRecord]:
+        """Return the session's vector records of the given kinds (with their vectors)."""
+        validate_scope(namespace, session_id)
+        col = self._vector_collection(space)
+        where = _and({"ns": namespace}, {"sid": session_id}, {"kind": {"$in": list(kinds)}})
+        got = self._call(
+            "read vectors", lambda: col.get(where=where, include=["embeddings", "metadatas"])
+        )
+        embeddings = got.get("embeddings")
+        if embeddings is None:
+            embeddings = []
+        return [
+            VectorRecord(rid, str(m["kind"]), str(m["ref"]), v, str(m.get("h", "")))
+            for rid, m, v in zip(got["ids"], got["metadatas"] or [], embeddings, strict=True)
+            if m.get("sid") == session_id and m.get("ns") == namespace
+        ]
+
     def query_vectors(
-        self, space: str, namespace: str, session_id: str, vector: Sequence[float], n: int
+        self,
+        space: str,
+        namespace: str,
+        session_id: str,
+        vector: Sequence[float],
+        n: int,
+        kinds: Sequence[str] = ("turn", "fact"),
     ) -> list[tuple[str, str, float]]:
         """Return up to ``n`` ``(kind, ref, distance)`` nearest to ``vector`` in the session."""
         validate_scope(namespace, session_id)
         col = self._vector_collection(space)
+        where = _and({"ns": namespace}, {"sid": session_id}, {"kind": {"$in": list(kinds)}})
         got = self._call(
             "query vectors",
             lambda: col.query(
                 query_embeddings=[list(vector)],
                 n_results=n,
-                where=self._scope(namespace, session_id),
+                where=where,
                 include=["metadatas", "distances"],
             ),
         )
@@ -792,6 +844,83 @@ class MemoryStore:
             if name.startswith(prefix):
                 self._vector_collection(name[len(prefix) :])
         return list(self._vectors.values())
+
+    # -- HiGMem turn nodes and event nodes (derived: rebuildable from the log) -------------
+
+    def put_notes(self, namespace: str, session_id: str, notes: Sequence[TurnNote]) -> None:
+        """Write (or overwrite) turn nodes."""
+        validate_scope(namespace, session_id)
+        if not notes:
+            return
+        skey = session_key(namespace, session_id)
+        self._call(
+            "write turn nodes",
+            lambda: self._notes.upsert(
+                ids=[f"{skey}:n:{n.turn_id}" for n in notes],
+                documents=[n.context for n in notes],
+                metadatas=[{"ns": namespace, "sid": session_id, **n.to_metadata()} for n in notes],
+                embeddings=[_PLACEHOLDER] * len(notes),
+            ),
+        )
+
+    def get_notes(self, namespace: str, session_id: str) -> list[TurnNote]:
+        """Return the session's turn nodes (in no particular order)."""
+        validate_scope(namespace, session_id)
+        got = self._call(
+            "read turn nodes",
+            lambda: self._notes.get(
+                where=self._scope(namespace, session_id), include=["documents", "metadatas"]
+            ),
+        )
+        return [
+            TurnNote.from_metadata(d or "", m)
+            for d, m in zip(got["documents"] or [], got["metadatas"] or [], strict=True)
+            if m.get("sid") == session_id and m.get("ns") == namespace
+        ]
+
+    def put_events(self, namespace: str, session_id: str, events: Sequence[Event]) -> None:
+        """Write (or overwrite) event nodes."""
+        validate_scope(namespace, session_id)
+        if not events:
+            return
+        skey = session_key(namespace, session_id)
+        self._call(
+            "write events",
+            lambda: self._events.upsert(
+                ids=[f"{skey}:e:{e.id}" for e in events],
+                documents=[e.summary for e in events],
+                metadatas=[{"ns": namespace, "sid": session_id, **e.to_metadata()} for e in events],
+                embeddings=[_PLACEHOLDER] * len(events),
+            ),
+        )
+
+    def get_events(self, namespace: str, session_id: str) -> list[Event]:
+        """Return the session's event nodes, oldest first."""
+        validate_scope(namespace, session_id)
+        got = self._call(
+            "read events",
+            lambda: self._events.get(
+                where=self._scope(namespace, session_id), include=["documents", "metadatas"]
+            ),
+        )
+        out = [
+            Event.from_metadata(d or "", m)
+            for d, m in zip(got["documents"] or [], got["metadatas"] or [], strict=True)
+            if m.get("sid") == session_id and m.get("ns") == namespace
+        ]
+        out.sort(key=lambda e: (e.created_at, e.id))
+        return out
+
+    def delete_events(self, namespace: str, session_id: str, event_ids: Sequence[str]) -> None:
+        """Delete event nodes by id."""
+        validate_scope(namespace, session_id)
+        if not event_ids:
+            return
+        skey = session_key(namespace, session_id)
+        self._call(
+            "delete events",
+            lambda: self._events.delete(ids=[f"{skey}:e:{e}" for e in event_ids]),
+        )
 
     # -- sessions ------------------------------------------------------------------------
 
@@ -829,6 +958,8 @@ class MemoryStore:
             ("turns", self._turns),
             ("summaries", self._summaries),
             ("facts", self._facts),
+            ("turn nodes", self._notes),
+            ("events", self._events),
             *(("vectors", col) for col in self._vector_spaces()),
             ("sessions", self._sessions),
         ]

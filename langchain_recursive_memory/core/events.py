@@ -1,0 +1,274 @@
+"""HiGMem's two layers: turn nodes and event nodes, and the no-LLM way to build them.
+
+* A **turn node** (:class:`TurnNote`) annotates one logged turn: speaker, time, keywords,
+  tags, a one-sentence context, the events it belongs to, and its *segment* (the
+  conversation session it is part of; windows of neighbouring turns never cross one).
+* An **event node** (:class:`Event`) groups turns: a short summary, a fact sheet whose
+  facts link to turn ids, key entities, keywords and tags. Links go both ways: an event
+  lists its turn ids, a turn node lists its event ids.
+
+Without an LLM (:func:`segment_events`), events are the conversation's sessions: a new
+session starts with an explicit session label (``Turn.extra["session"]``, as LoCoMo
+transcripts have) or after ``session_gap`` seconds of silence, and a session longer than
+``max_event_turns`` is split. Their summaries are extractive: date, speakers, and the
+session's most distinctive keywords (by BM25 idf against the whole conversation).
+
+Example:
+    >>> from langchain_recursive_memory.core.events import Event
+    >>> e = Event("e1", "Ada booked a trip to Lisbon.", keywords=("lisbon", "trip"))
+    >>> e.index_text
+    'lisbon trip Ada booked a trip to Lisbon.'
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from .recall import tokenize
+
+__all__ = ["Event", "EventFact", "TurnNote", "segment_events", "segment_labels"]
+
+
+@dataclass(frozen=True, slots=True)
+class EventFact:
+    """One line of an event's fact sheet, linked to the turn that states it."""
+
+    fact: str
+    turn_id: str | None = None
+    time: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serializable form."""
+        return {"fact": self.fact, "turn_id": self.turn_id, "time": self.time}
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """An event node.
+
+    Attributes:
+        id: Unique within the session.
+        summary: Two or three sentences.
+        facts: The fact sheet (a timeline of facts, each linked to a turn).
+        entities: Key entities (people, places, things).
+        keywords: Keywords.
+        tags: Topic tags.
+        turn_ids: The turns affiliated with the event, oldest first.
+        method: ``"llm"`` or ``"segment"`` (built without an LLM).
+        created_at: Seconds since the epoch.
+        updated_at: Seconds since the epoch.
+    """
+
+    id: str
+    summary: str
+    facts: tuple[EventFact, ...] = ()
+    entities: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    turn_ids: tuple[str, ...] = ()
+    method: str = "llm"
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
+
+    @property
+    def index_text(self) -> str:
+        """What the event is searched by: ``"{keywords} {tags} {summary}"`` (as in HiGMem)."""
+        return " ".join([*self.keywords, *self.tags, self.summary]).strip()
+
+    def to_metadata(self) -> dict[str, Any]:
+        """Chroma metadata (scalars; lists as JSON)."""
+        return {
+            "eid": self.id,
+            "facts": json.dumps([f.to_dict() for f in self.facts], ensure_ascii=False),
+            "entities": json.dumps(list(self.entities), ensure_ascii=False),
+            "keywords": json.dumps(list(self.keywords), ensure_ascii=False),
+            "tags": json.dumps(list(self.tags), ensure_ascii=False),
+            "turn_ids": json.dumps(list(self.turn_ids)),
+            "n_turns": len(self.turn_ids),
+            "method": self.method,
+            "created": self.created_at,
+            "updated": self.updated_at,
+        }
+
+    @classmethod
+    def from_metadata(cls, summary: str, meta: Mapping[str, Any]) -> Event:
+        """Rebuild an event from :meth:`to_metadata` and its summary."""
+        return cls(
+            id=str(meta["eid"]),
+            summary=summary,
+            facts=tuple(
+                EventFact(str(f["fact"]), f.get("turn_id"), str(f.get("time", "")))
+                for f in json.loads(str(meta.get("facts", "[]")))
+            ),
+            entities=tuple(json.loads(str(meta.get("entities", "[]")))),
+            keywords=tuple(json.loads(str(meta.get("keywords", "[]")))),
+            tags=tuple(json.loads(str(meta.get("tags", "[]")))),
+            turn_ids=tuple(json.loads(str(meta.get("turn_ids", "[]")))),
+            method=str(meta.get("method", "llm")),
+            created_at=float(meta.get("created", 0.0)),
+            updated_at=float(meta.get("updated", 0.0)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TurnNote:
+    """A turn node: what HiGMem knows about one logged turn.
+
+    Attributes:
+        turn_id: The turn.
+        speaker: Who spoke (the message's name, else its role).
+        timestamp: When (seconds since the epoch), or None.
+        segment: The session the turn is part of.
+        keywords: Keywords.
+        tags: Topic tags.
+        context: One sentence placing the turn in the conversation.
+        event_ids: The events it belongs to.
+        method: ``"llm"`` or ``"heuristic"``.
+    """
+
+    turn_id: str
+    speaker: str
+    timestamp: float | None
+    segment: str
+    keywords: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    context: str = ""
+    event_ids: tuple[str, ...] = ()
+    method: str = "heuristic"
+
+    def to_metadata(self) -> dict[str, Any]:
+        """Chroma metadata (scalars; lists as JSON)."""
+        meta: dict[str, Any] = {
+            "tid": self.turn_id,
+            "speaker": self.speaker,
+            "segment": self.segment,
+            "keywords": json.dumps(list(self.keywords), ensure_ascii=False),
+            "tags": json.dumps(list(self.tags), ensure_ascii=False),
+            "events": json.dumps(list(self.event_ids)),
+            "method": self.method,
+        }
+        if self.timestamp is not None:
+            meta["ts"] = self.timestamp
+        return meta
+
+    @classmethod
+    def from_metadata(cls, context: str, meta: Mapping[str, Any]) -> TurnNote:
+        """Rebuild a note from :meth:`to_metadata` and its context sentence."""
+        ts = meta.get("ts")
+        return cls(
+            turn_id=str(meta["tid"]),
+            speaker=str(meta.get("speaker", "")),
+            timestamp=float(ts) if ts is not None else None,
+            segment=str(meta.get("segment", "")),
+            keywords=tuple(json.loads(str(meta.get("keywords", "[]")))),
+            tags=tuple(json.loads(str(meta.get("tags", "[]")))),
+            context=context,
+            event_ids=tuple(json.loads(str(meta.get("events", "[]")))),
+            method=str(meta.get("method", "heuristic")),
+        )
+
+
+def segment_labels(
+    labels: Sequence[str | None],
+    times: Sequence[float | None],
+    *,
+    session_gap: float,
+    max_event_turns: int,
+) -> list[str]:
+    """Assign each turn (oldest first) to a segment.
+
+    A segment ends where the explicit label changes, after ``session_gap`` seconds between
+    two turns, or after ``max_event_turns`` turns. Returns one label per turn (``"s1"``,
+    ``"s2"``... or ``"<label>"``, ``"<label>.2"`` for a split labelled session).
+
+    Example:
+        >>> segment_labels([None] * 4, [0, 10, 5000, 5010], session_gap=1800, max_event_turns=40)
+        ['s1', 's1', 's2', 's2']
+    """
+    out: list[str] = []
+    current = ""
+    count = 0
+    part = 1
+    previous_label: str | None = None
+    previous_time: float | None = None
+    number = 0
+    for label, ts in zip(labels, times, strict=True):
+        new = not out
+        if label is not None:
+            new = new or label != previous_label
+        elif ts is not None and previous_time is not None and ts - previous_time > session_gap:
+            new = True
+        if new:
+            number += 1
+            part = 1
+            count = 0
+            current = str(label) if label is not None else f"s{number}"
+        elif count >= max_event_turns:
+            part += 1
+            count = 0
+            base = str(label) if label is not None else current.split(".")[0]
+            current = f"{base}.{part}"
+        out.append(current)
+        count += 1
+        previous_label = label
+        if ts is not None:
+            previous_time = ts
+    return out
+
+
+def _when(ts: float | None) -> str:
+    if ts is None:
+        return ""
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d")
+
+
+def segment_events(
+    notes: Sequence[TurnNote], texts: Mapping[str, str], *, keywords: int = 8
+) -> list[Event]:
+    """Build one event per segment without an LLM (ids ``"seg:<segment>"``).
+
+    The summary says when, who, and the segment's most distinctive keywords (term
+    frequency in the segment times inverse document frequency over the segments).
+    """
+    by_segment: dict[str, list[TurnNote]] = {}
+    for note in notes:
+        by_segment.setdefault(note.segment, []).append(note)
+    counts = {
+        seg: Counter(w for n in group for w in tokenize(texts.get(n.turn_id, "")) if len(w) > 2)
+        for seg, group in by_segment.items()
+    }
+    df: Counter[str] = Counter()
+    for c in counts.values():
+        df.update(c.keys())
+    total = max(len(counts), 1)
+    events = []
+    now = time.time()
+    for seg, group in by_segment.items():
+        c = counts[seg]
+        ranked = sorted(c, key=lambda w: (-c[w] * math.log(1 + total / df[w]), w))[:keywords]
+        speakers = list(dict.fromkeys(n.speaker for n in group if n.speaker))
+        when = _when(group[0].timestamp)
+        summary = (
+            f"{'On ' + when + ', ' if when else ''}{' and '.join(speakers) or 'the speakers'} "
+            f"talked about {', '.join(ranked) or 'various things'} ({len(group)} turns)."
+        )
+        events.append(
+            Event(
+                id=f"seg:{seg}",
+                summary=summary,
+                keywords=tuple(ranked),
+                entities=tuple(speakers),
+                turn_ids=tuple(n.turn_id for n in group),
+                method="segment",
+                created_at=now,
+                updated_at=now,
+            )
+        )
+    return events

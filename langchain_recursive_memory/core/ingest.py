@@ -1,0 +1,185 @@
+"""Ingest an existing transcript into a memory: messages, JSONL, or LoCoMo conversations.
+
+Ingestion is resumable: turns carry stable ids (given, or derived from the transcript),
+turns already in the session's log are skipped, and indexing picks up where it stopped. A
+progress bar (tqdm) shows the way.
+
+Example:
+    >>> from langchain_recursive_memory.core import HiGMem, MemoryStore, Turn
+    >>> from langchain_recursive_memory.core.ingest import ingest
+    >>> memory = HiGMem("t", store=MemoryStore.in_memory())
+    >>> turns = [Turn(role="user", text=f"line {i}", id=f"m{i}") for i in range(5)]
+    >>> ingest(memory, turns, progress=False), ingest(memory, turns, progress=False)
+    (5, 0)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from .dates import parse_datetime
+from .errors import InvalidInputError
+from .store import StoredTurn
+from .turn import ROLES, Turn
+
+__all__ = ["ingest", "locomo_sessions", "locomo_turns", "read_jsonl", "turns_from_dicts"]
+
+
+class _Memory(Protocol):
+    session_id: str
+    namespace: str
+
+    def add(self, turns: Sequence[Turn]) -> list[StoredTurn]: ...
+
+    def turns(self) -> list[StoredTurn]: ...
+
+
+def ingest(
+    memory: _Memory,
+    turns: Iterable[Turn],
+    *,
+    batch_size: int = 16,
+    progress: bool = True,
+    description: str | None = None,
+) -> int:
+    """Add ``turns`` to ``memory`` in batches, skipping those already logged.
+
+    Works with :class:`~.memory.RecursiveMemory`, :class:`~.memory.HybridMemory` and
+    :class:`~.higmem.HiGMem`. Interrupted, it can simply be called again: turns with ids
+    already in the log are skipped (turns without ids get none, so give ids to resume).
+
+    Args:
+        memory: The memory to fill.
+        turns: The transcript, oldest first.
+        batch_size: Turns per ``add`` call.
+        progress: Show a tqdm progress bar.
+        description: The bar's label (default: the session id).
+
+    Returns:
+        How many turns were added.
+    """
+    from tqdm import tqdm
+
+    if batch_size < 1:
+        raise InvalidInputError.for_value("batch_size", batch_size, "must be >= 1")
+    items = list(turns)
+    have = {s.id for s in memory.turns()}
+    todo = [t for t in items if t.id is None or t.id not in have]
+    bar = tqdm(
+        total=len(items),
+        initial=len(items) - len(todo),
+        desc=description or memory.session_id,
+        unit="turn",
+        disable=not progress,
+    )
+    added = 0
+    try:
+        for start in range(0, len(todo), batch_size):
+            chunk = todo[start : start + batch_size]
+            memory.add(chunk)
+            added += len(chunk)
+            bar.update(len(chunk))
+        flush = getattr(memory, "flush", None)
+        if callable(flush):
+            flush()
+    finally:
+        bar.close()
+    return added
+
+
+def turns_from_dicts(records: Iterable[Mapping[str, Any]]) -> list[Turn]:
+    """Build turns from dicts ``{role, content|text, name?, id?, created_at?, session?}``.
+
+    ``role`` accepts ``user``/``human``, ``assistant``/``ai``, ``system``, ``tool``;
+    ``created_at`` is seconds since the epoch or an ISO 8601 string.
+
+    Raises:
+        InvalidInputError: Naming the record that cannot be read.
+    """
+    aliases = {"human": "user", "ai": "assistant", "bot": "assistant", "model": "assistant"}
+    out = []
+    for n, rec in enumerate(records, start=1):
+        if not isinstance(rec, Mapping):
+            raise InvalidInputError.for_value(f"record {n}", rec, "must be an object")
+        role = aliases.get(str(rec.get("role", "")).lower(), str(rec.get("role", "")).lower())
+        if role not in ROLES:
+            raise InvalidInputError.for_value(f"record {n} role", rec.get("role"), f"use {ROLES}")
+        text = rec.get("content", rec.get("text", ""))
+        if not isinstance(text, str):
+            text = json.dumps(text, ensure_ascii=False)
+        created = rec.get("created_at")
+        if isinstance(created, str):
+            try:
+                created = dt.datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
+            except ValueError as exc:
+                raise InvalidInputError.for_value(
+                    f"record {n} created_at", created, "must be ISO 8601 or seconds"
+                ) from exc
+        extra = {"session": str(rec["session"])} if rec.get("session") is not None else {}
+        out.append(
+            Turn(
+                role=role,
+                text=text,
+                name=rec.get("name"),
+                id=str(rec["id"]) if rec.get("id") is not None else None,
+                created_at=float(created) if created is not None else None,
+                tool_call_id=rec.get("tool_call_id"),
+                extra=extra,
+            )
+        )
+    return out
+
+
+def read_jsonl(path: str | Path) -> list[Turn]:
+    """Read a JSONL transcript (one message object per line, see :func:`turns_from_dicts`)."""
+    records = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError.for_value(f"{path}:{n}", line[:80], f"not JSON: {exc}") from exc
+    return turns_from_dicts(records)
+
+
+def locomo_sessions(sample: Mapping[str, Any]) -> list[int]:
+    """The session numbers of a LoCoMo sample, in order."""
+    conv = sample["conversation"]
+    return sorted(int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k))
+
+
+def locomo_turns(sample: Mapping[str, Any], *, user_speaker: str | None = None) -> list[Turn]:
+    """Turn a LoCoMo sample's conversation into turns.
+
+    Each turn's id is its ``dia_id`` (``"D3:7"``), its name the speaker, its time the
+    session's date (plus one second per turn, keeping order), ``extra["session"]`` the
+    session number; an image's ``blip_caption`` is appended as ``[image: ...]`` (the
+    official loaders drop them). ``speaker_a`` (or ``user_speaker``) is the user role.
+    """
+    conv = sample["conversation"]
+    user = user_speaker or conv.get("speaker_a")
+    out = []
+    for n in locomo_sessions(sample):
+        when = parse_datetime(str(conv.get(f"session_{n}_date_time", "")))
+        base = when.replace(tzinfo=dt.timezone.utc).timestamp() if when else None
+        for i, turn in enumerate(conv[f"session_{n}"]):
+            text = str(turn.get("text", ""))
+            if turn.get("blip_caption"):
+                text = f"{text} [image: {turn['blip_caption']}]".strip()
+            out.append(
+                Turn(
+                    role="user" if turn["speaker"] == user else "assistant",
+                    text=text,
+                    name=str(turn["speaker"]),
+                    id=str(turn["dia_id"]),
+                    created_at=base + i if base is not None else None,
+                    extra={"session": str(n)},
+                )
+            )
+    return out
