@@ -211,3 +211,169 @@ class BagOfWordsEmbedder:
     def embed_query(self, text: str) -> list[float]:
         self.calls += 1
         return self._vec(text)
+
+
+_TURN_LINE_RE = re.compile(r"^\[(\d+)\] (?:\[[^\]]*\] )?([^:]+): (.*)$")
+_EVENT_LINE_RE = re.compile(r"^(E\d+) \((\d+) turns\): (.*)$")
+_STOP = {
+    "the",
+    "a",
+    "an",
+    "what",
+    "did",
+    "does",
+    "do",
+    "is",
+    "was",
+    "who",
+    "when",
+    "where",
+    "how",
+    "to",
+    "of",
+    "and",
+    "in",
+    "on",
+    "my",
+    "i",
+    "you",
+    "about",
+    "for",
+    "with",
+}
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP and len(w) > 2}
+
+
+class HiGMemModel:
+    """Scripted LLM for HiGMem: answers analysis, turn-prediction, filter and rewrite prompts.
+
+    Affiliation: a turn joins the candidate event whose summary shares a word with it,
+    else a new event titled after its first capitalized word. Prediction and filter keep
+    the turns sharing a word with the question. ``delay`` makes each call sleep (to observe
+    concurrency); ``broken`` answers that many calls with garbage first.
+    """
+
+    def __init__(self, delay: float = 0.0, broken: int = 0) -> None:
+        self.calls: dict[str, int] = {"analyse": 0, "predict": 0, "filter": 0, "rewrite": 0}
+        self.delay = delay
+        self.broken = broken
+        self._lock = threading.Lock()
+        self.active = 0
+        self.max_active = 0
+
+    def _kind(self, prompt: str) -> str:
+        if prompt.startswith("You index a conversation"):
+            return "analyse"
+        if prompt.startswith("An event from a conversation"):
+            return "predict"
+        if prompt.startswith("A question and candidate turns"):
+            return "filter"
+        return "rewrite"
+
+    def _answer(self, prompt: str) -> str:
+        kind = self._kind(prompt)
+        with self._lock:
+            self.calls[kind] += 1
+            if self.broken > 0:
+                self.broken -= 1
+                return "I am not going to answer in JSON today."
+        if kind == "analyse":
+            return self._analyse(prompt)
+        if kind in ("predict", "filter"):
+            question = re.search(r"Question: (.*)", prompt).group(1)
+            block = prompt.split("<turns>\n")[1].split("\n</turns>")[0]
+            keep = []
+            for line in block.splitlines():
+                m = _TURN_LINE_RE.match(line)
+                if m and _words(m.group(3)) & _words(question):
+                    keep.append(int(m.group(1)))
+            return json.dumps(keep)
+        return re.search(r"Question: (.*)", prompt).group(1)
+
+    def _analyse(self, prompt: str) -> str:
+        events = {}
+        block = prompt.split("<events>\n")[1].split("\n</events>")[0]
+        for line in block.splitlines():
+            m = _EVENT_LINE_RE.match(line)
+            if m:
+                events[m.group(1)] = (int(m.group(2)), m.group(3))
+        turns = prompt.split("<turns>\n")[1].split("\n</turns>")[0]
+        lines, touched = [], {}
+        for line in turns.splitlines():
+            m = _TURN_LINE_RE.match(line)
+            if not m:
+                continue
+            n, speaker, text = int(m.group(1)), m.group(2), m.group(3)
+            caps = re.findall(r"\b[A-Z][a-z]+\b", text)
+            target = next((e for e, (_, s) in events.items() if _words(s) & _words(text)), None)
+            if target is None:  # an event opened earlier in this batch?
+                target = next(
+                    (
+                        e
+                        for e, items in touched.items()
+                        if e.startswith("NEW")
+                        and _words(" ".join(t for _, t in items)) & _words(text)
+                    ),
+                    None,
+                )
+            if target is None:
+                target = f"NEW:{(caps or ['misc'])[0].lower()}"
+            lines.append(
+                json.dumps(
+                    {
+                        "turn": n,
+                        "keywords": sorted(_words(text))[:5],
+                        "tags": ["chat"],
+                        "context": f"{speaker} talks about {', '.join(sorted(_words(text))[:3])}.",
+                        "entities": caps,
+                        "events": [target],
+                    }
+                )
+            )
+            touched.setdefault(target, []).append((n, text))
+        for target, items in touched.items():
+            if target in events and events[target][0] >= 10:
+                continue
+            old = events.get(target, (0, ""))[1]
+            summary = (old + " " + " ".join(t for _, t in items)).strip()[-300:]
+            facts = [{"fact": t, "time": "", "turn": n} for n, t in items if re.search(r"\d", t)]
+            lines.append(
+                json.dumps(
+                    {
+                        "event": target,
+                        "summary": summary,
+                        "keywords": sorted(_words(summary))[:6],
+                        "tags": ["chat"],
+                        "entities": [],
+                        "facts": facts,
+                    }
+                )
+            )
+        return "<index>\n" + "\n".join(lines) + "\n</index>"
+
+    def complete(self, prompt: str) -> str:
+        with self._lock:
+            self.active += 1
+            self.max_active = max(self.max_active, self.active)
+        try:
+            if self.delay:
+                time.sleep(self.delay)
+            return self._answer(prompt)
+        finally:
+            with self._lock:
+                self.active -= 1
+
+    async def acomplete(self, prompt: str) -> str:
+        with self._lock:
+            self.active += 1
+            self.max_active = max(self.max_active, self.active)
+        try:
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            return self._answer(prompt)
+        finally:
+            with self._lock:
+                self.active -= 1
