@@ -12,7 +12,6 @@ from langchain_recursive_memory.core import (
     ConfigurationError,
     HiGMem,
     InvalidInputError,
-    MemoryStore,
     RetryPolicy,
     Turn,
 )
