@@ -20,6 +20,7 @@ from .core import (
     EmbeddingError,
     Fact,
     FoldResult,
+    HiGMem,
     HybridMemory,
     InvalidInputError,
     MemoryConfig,
@@ -41,12 +42,13 @@ from .core import (
 if TYPE_CHECKING:
     from .chat_message_histories import RecursiveSummaryChatMessageHistory
     from .language_models import LangChainTextModel
-    from .retrievers import RecursiveMemoryRetriever
+    from .retrievers import HiGMemRetriever, RecursiveMemoryRetriever
 
 __version__ = "0.1.0.dev0"
 
 _LAZY = {
     "LangChainTextModel": ".language_models",
+    "HiGMemRetriever": ".retrievers",
     "RecursiveMemoryRetriever": ".retrievers",
     "RecursiveSummaryChatMessageHistory": ".chat_message_histories",
 }
@@ -57,6 +59,8 @@ __all__ = [
     "EmbeddingError",
     "Fact",
     "FoldResult",
+    "HiGMem",
+    "HiGMemRetriever",
     "HybridMemory",
     "InvalidInputError",
     "LangChainTextModel",

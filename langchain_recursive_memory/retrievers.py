@@ -32,11 +32,17 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
 from .core.errors import ConfigurationError
+from .core.higmem import HiGMem, RetrievedTurn
 from .core.memory import RecursiveMemory
 from .core.recall import RecallHit
 from .core.tokenizer import TokenCounter
 
-__all__ = ["RecursiveMemoryRetriever", "hits_to_documents"]
+__all__ = [
+    "HiGMemRetriever",
+    "RecursiveMemoryRetriever",
+    "hits_to_documents",
+    "retrieved_to_documents",
+]
 
 
 def _iso(ts: float | None) -> str | None:
@@ -142,3 +148,77 @@ class RecursiveMemoryRetriever(BaseRetriever):
         return hits_to_documents(
             hits, self.memory, max_tokens=self._limit(), counter=self.memory.counter
         )
+
+
+def retrieved_to_documents(found: list[RetrievedTurn], memory: HiGMem) -> list[Document]:
+    """Convert HiGMem's retrieved turns to LangChain documents (time order kept)."""
+    return [
+        Document(
+            page_content=item.turn.text,
+            id=f"turn:{item.turn.id}",
+            metadata={
+                "session_id": memory.session_id,
+                "namespace": memory.namespace,
+                "kind": "turn",
+                "id": item.turn.id,
+                "source_turn_ids": [item.turn.id],
+                "speaker": item.speaker,
+                "time": _iso(item.turn.created_at),
+                "timestamp": item.turn.created_at,
+                "score": item.score,
+                "event_ids": list(item.event_ids),
+                "found_by": list(item.found_by),
+            },
+        )
+        for item in found
+    ]
+
+
+class HiGMemRetriever(BaseRetriever):
+    """Retrieve a session's turns with HiGMem, for LangChain.
+
+    Guided by the LLM when the memory has a model (events as anchors, an LLM picks and
+    filters turns), else the no-LLM multi-scale hybrid ranking. Documents come sorted by
+    time, one per turn, with speaker, time, event ids and score in their metadata.
+
+    Attributes:
+        memory: The session's :class:`~.core.HiGMem`.
+        k: Most documents (default 8; with guided retrieval, at most this many of the
+            turns the filter keeps); also accepted by ``invoke(..., k=)``.
+        use_llm: Guided retrieval (default: when the memory has a model) or not.
+
+    Example:
+        >>> from langchain_recursive_memory import HiGMemRetriever
+        >>> from langchain_recursive_memory.core import HiGMem, MemoryStore, Turn
+        >>> memory = HiGMem("s", store=MemoryStore.in_memory())
+        >>> _ = memory.add([Turn(role="user", name="Ada", text="My cat is called Miso.")])
+        >>> HiGMemRetriever(memory=memory, k=1).invoke("cat name")[0].page_content
+        'My cat is called Miso.'
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    memory: HiGMem = Field(description="The HiGMem memory of the session.")
+    k: int = Field(default=8, description="Most documents returned.")
+    use_llm: bool | None = Field(default=None, description="Guided retrieval or not.")
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if self.k < 1:
+            raise ConfigurationError.for_value("k", self.k, "must be >= 1")
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
+    ) -> list[Document]:
+        found = self.memory.retrieve(query, k or self.k, use_llm=self.use_llm)
+        return retrieved_to_documents(found, self.memory)
+
+    async def _aget_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: AsyncCallbackManagerForRetrieverRun,
+        k: int | None = None,
+    ) -> list[Document]:
+        found = await self.memory.aretrieve(query, k or self.k, use_llm=self.use_llm)
+        return retrieved_to_documents(found, self.memory)

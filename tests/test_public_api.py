@@ -31,6 +31,8 @@ def test_top_level_exports():
         "EmbeddingError",
         "Fact",
         "FoldResult",
+        "HiGMem",
+        "HiGMemRetriever",
         "HybridMemory",
         "InvalidInputError",
         "LangChainTextModel",

@@ -813,7 +813,7 @@ class HiGMem(EffectRunner):
                     self.session_id,
                     exc,
                 )
-                found = dict.fromkeys(order[:self.config.no_llm_k], ("ranking",))
+                found = dict.fromkeys(order[: self.config.no_llm_k], ("ranking",))
             chosen = list(found)
             if k is not None:
                 chosen = sorted(chosen, key=lambda t: -score_of.get(t, 0.0))[:k]
@@ -847,7 +847,9 @@ class HiGMem(EffectRunner):
                 _REWRITE_PROMPT.format(question=question), lambda a: str(a).strip() or question
             )
             query = rewritten
-        found: dict[str, tuple[str, ...]] = dict.fromkeys(order[:cfg.retrieval_turns], ("ranking",))
+        found: dict[str, tuple[str, ...]] = dict.fromkeys(
+            order[: cfg.retrieval_turns], ("ranking",)
+        )
         events = yield from self._top_events_steps(state, query, query_vector)
         prompts: list[tuple[Event, list[StoredTurn]]] = []
         for event in events:

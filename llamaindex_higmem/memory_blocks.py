@@ -1,0 +1,184 @@
+"""``HiGMemMemoryBlock``: HiGMem as a long-term block of LlamaIndex's ``Memory``.
+
+``Memory`` keeps recent messages itself and flushes the oldest ones to its blocks. This
+block indexes what it is given in HiGMem (turn and event nodes, in Chroma) and, when the
+memory is read, returns the turns HiGMem retrieves for the latest user message.
+
+Every read and write is scoped to the session: the block uses the ``session_id`` that
+``Memory`` passes with each call (on ``aget``) and stamps on each flushed message (on
+``aput``), falling back to the block's own ``session_id``. Unlike ``VectorMemoryBlock``
+(llama_index#22701), one block shared by several ``Memory`` sessions never returns one
+session's turns to another.
+
+Example:
+    >>> import asyncio
+    >>> from llama_index.core.llms import ChatMessage
+    >>> from langchain_recursive_memory.core import MemoryStore
+    >>> from llamaindex_higmem import HiGMemMemoryBlock
+    >>> block = HiGMemMemoryBlock.from_defaults(store=MemoryStore.in_memory(), k=2)
+    >>> asyncio.run(block.aput([ChatMessage(role="user", content="My cat is Miso.")],
+    ...                        session_id="u1"))
+    >>> print(asyncio.run(block.aget([ChatMessage(role="user", content="cat name?")],
+    ...                              session_id="u1")))  # doctest: +ELLIPSIS
+    - [...] user: My cat is Miso.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from os import PathLike
+from typing import TYPE_CHECKING, Any
+
+from llama_index.core.llms import ChatMessage
+from llama_index.core.memory.memory import BaseMemoryBlock
+from pydantic import Field, PrivateAttr
+
+from langchain_recursive_memory.core.errors import InvalidInputError
+from langchain_recursive_memory.core.higmem import HiGMem, HiGMemConfig
+from langchain_recursive_memory.core.models import TextModel
+from langchain_recursive_memory.core.retry import RetryPolicy
+from langchain_recursive_memory.core.store import DEFAULT_NAMESPACE, MemoryStore
+from langchain_recursive_memory.core.turn import Turn
+
+from .memory import _resolve_llm
+from .messages import chat_message_to_turn, is_summary_message
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+
+__all__ = ["HiGMemMemoryBlock"]
+
+
+def _when(ts: float | None) -> str:
+    if ts is None:
+        return ""
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("[%Y-%m-%d %H:%M] ")
+
+
+class HiGMemMemoryBlock(BaseMemoryBlock[str]):
+    """A ``Memory`` block that indexes flushed turns in HiGMem and retrieves for the input.
+
+    Build it with :meth:`from_defaults`.
+    """
+
+    name: str = Field(default="higmem", description="The name of the memory block.")
+    session_id: str | None = Field(
+        default=None,
+        description="Session used when Memory passes none (Memory normally passes its own).",
+    )
+    namespace: str = Field(default=DEFAULT_NAMESPACE, description="Namespace of the sessions.")
+    k: int | None = Field(default=8, description="Most turns returned per read.")
+    use_llm: bool | None = Field(
+        default=None, description="Guided retrieval (default: when an LLM is configured)."
+    )
+    _store: MemoryStore = PrivateAttr()
+    _model: TextModel | None = PrivateAttr(default=None)
+    _embedder: Any = PrivateAttr(default=None)
+    _config: HiGMemConfig = PrivateAttr(default_factory=HiGMemConfig)
+    _retry: RetryPolicy | None = PrivateAttr(default=None)
+    _engines: dict[str, HiGMem] = PrivateAttr(default_factory=dict)
+
+    @classmethod
+    def class_name(cls) -> str:
+        """Get the class name."""
+        return "HiGMemMemoryBlock"
+
+    @classmethod
+    def from_defaults(
+        cls,
+        *,
+        llm: Any = None,
+        embed_model: Any = None,
+        store: MemoryStore | None = None,
+        client: ClientAPI | None = None,
+        path: str | PathLike[str] | None = None,
+        session_id: str | None = None,
+        namespace: str = DEFAULT_NAMESPACE,
+        name: str = "higmem",
+        k: int | None = 8,
+        use_llm: bool | None = None,
+        priority: int = 0,
+        config: HiGMemConfig | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> HiGMemMemoryBlock:
+        """Create the block.
+
+        Args:
+            llm: A LlamaIndex LLM (or core ``TextModel``) for construction and guided
+                retrieval; None: the no-LLM methods.
+            embed_model: A LlamaIndex ``BaseEmbedding`` (or any supported embedder); None:
+                BM25 only.
+            store: A core ``MemoryStore``; or ``client`` (any chromadb client), or
+                ``path`` (embedded persistent store; default location when all are None).
+            client: A chromadb client.
+            path: Directory of an embedded persistent store.
+            session_id: Fallback session id.
+            namespace: Namespace of the sessions.
+            name: The block's name in ``Memory``'s template.
+            k: Most turns per read.
+            use_llm: Guided retrieval or not (default: when ``llm`` is given).
+            priority: ``Memory`` truncation priority (0: never truncated).
+            config: HiGMem parameters.
+            retry: Retries and timeouts of model and embedding calls.
+        """
+        block = cls(
+            name=name,
+            session_id=session_id,
+            namespace=namespace,
+            k=k,
+            use_llm=use_llm,
+            priority=priority,
+        )
+        if store is None:
+            store = MemoryStore(client) if client is not None else MemoryStore.persistent(path)
+        block._store = store
+        block._model = _resolve_llm(llm)
+        block._embedder = embed_model
+        block._config = config or HiGMemConfig()
+        block._retry = retry
+        return block
+
+    def engine(self, session_id: str | None = None) -> HiGMem:
+        """The HiGMem engine of a session (created on first use)."""
+        sid = session_id or self.session_id
+        if not sid:
+            raise InvalidInputError.for_value(
+                "session_id", sid, "no session: pass one to from_defaults or through Memory"
+            )
+        engine = self._engines.get(sid)
+        if engine is None:
+            engine = HiGMem(
+                sid,
+                model=self._model,
+                embedder=self._embedder,
+                store=self._store,
+                namespace=self.namespace,
+                config=self._config,
+                retry=self._retry,
+            )
+            self._engines[sid] = engine
+        return engine
+
+    async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
+        session = block_kwargs.get("session_id") or self.session_id
+        query = ""
+        for message in reversed(messages or []):
+            if message.role.value == "user" and not is_summary_message(message):
+                query = message.content or ""
+                break
+        if not query.strip():
+            return ""
+        found = await self.engine(session).aretrieve(query, self.k, use_llm=self.use_llm)
+        return "\n".join(f"- {_when(r.turn.created_at)}{r.speaker}: {r.turn.text}" for r in found)
+
+    async def _aput(self, messages: list[ChatMessage]) -> None:
+        by_session: dict[str | None, list[Turn]] = {}
+        for message in messages:
+            if is_summary_message(message):
+                continue
+            kwargs = dict(message.additional_kwargs)
+            session = kwargs.pop("session_id", None) or self.session_id
+            clean = message.model_copy(update={"additional_kwargs": kwargs})
+            by_session.setdefault(session, []).append(chat_message_to_turn(clean))
+        for session, turns in by_session.items():
+            await self.engine(session).aadd(turns, flush=True)
