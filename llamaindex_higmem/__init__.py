@@ -8,8 +8,12 @@ summarization, arXiv 2310.10168). With ``extract_facts``/``embedder``/``recall_t
 it becomes the hybrid memory: facts and archived messages relevant to the current
 question are recalled into the same budget.
 
+:class:`HiGMemRetriever` returns the turns the HiGMem engine (hierarchical turn and event
+memory, arXiv 2604.18349) retrieves for a query as LlamaIndex nodes, and
+:class:`HiGMemMemoryBlock` plugs HiGMem into LlamaIndex's ``Memory`` as a long-term block.
+
 :class:`LlamaIndexTextModel` lets any LlamaIndex LLM be the summarizer of the core
-engine; :mod:`llamaindex_higmem.messages` converts ``ChatMessage`` objects to and from the
+engines; :mod:`llamaindex_higmem.messages` converts ``ChatMessage`` objects to and from the
 core's turns.
 
 This package needs ``llama-index-core`` and never imports ``langchain_core``: a
@@ -33,5 +37,12 @@ Example:
 from __future__ import annotations
 
 from .memory import LlamaIndexTextModel, RecursiveSummaryMemory
+from .memory_blocks import HiGMemMemoryBlock
+from .retrievers import HiGMemRetriever
 
-__all__: list[str] = ["LlamaIndexTextModel", "RecursiveSummaryMemory"]
+__all__: list[str] = [
+    "HiGMemMemoryBlock",
+    "HiGMemRetriever",
+    "LlamaIndexTextModel",
+    "RecursiveSummaryMemory",
+]
