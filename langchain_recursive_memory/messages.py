@@ -24,11 +24,13 @@ from typing import Any
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
+    BaseMessageChunk,
     ChatMessage,
     FunctionMessage,
     HumanMessage,
     SystemMessage,
     ToolMessage,
+    message_chunk_to_message,
 )
 
 from .core.errors import InvalidInputError
@@ -46,6 +48,15 @@ _ROLE_ALIASES = {
     "developer": "system",
     "tool": "tool",
     "function": "tool",
+}
+
+
+_ROLE_BY_CLASS: dict[type[BaseMessage], str] = {
+    HumanMessage: "user",
+    AIMessage: "assistant",
+    SystemMessage: "system",
+    ToolMessage: "tool",
+    FunctionMessage: "tool",
 }
 
 
@@ -68,6 +79,9 @@ def message_to_turn(message: BaseMessage) -> Turn:
     """
     if not isinstance(message, BaseMessage):
         raise InvalidInputError.for_value("message", message, "must be a LangChain BaseMessage")
+    if isinstance(message, BaseMessageChunk):
+        # A streamed answer arrives as an accumulated chunk (AIMessageChunk...).
+        message = message_chunk_to_message(message)
     if isinstance(message, ChatMessage):
         role = _ROLE_ALIASES.get(message.role.lower())
         if role is None:
@@ -75,7 +89,10 @@ def message_to_turn(message: BaseMessage) -> Turn:
                 "message.role", message.role, f"must be one of {sorted(_ROLE_ALIASES)}"
             )
     else:
-        role = _ROLE_ALIASES.get(message.type)
+        role = _ROLE_BY_CLASS.get(type(message)) or next(
+            (r for cls, r in _ROLE_BY_CLASS.items() if isinstance(message, cls)),
+            _ROLE_ALIASES.get(message.type),
+        )
         if role is None:
             raise InvalidInputError.for_value(
                 "message.type", message.type, "is not a chat message type this memory stores"

@@ -24,3 +24,13 @@ def store() -> MemoryStore:
 @pytest.fixture
 def fast_retry() -> RetryPolicy:
     return FAST_RETRY
+
+
+@pytest.fixture(autouse=True)
+def _fresh_fold_health():
+    """Fold cool-downs are shared per session in a process; tests start from none."""
+    from langchain_recursive_memory.core import memory
+
+    memory._HEALTH.clear()
+    yield
+    memory._HEALTH.clear()

@@ -224,3 +224,24 @@ def test_restart_from_the_same_path_makes_no_llm_call(tmp_path):
     assert fresh.calls >= 1
     assert all("(empty" not in p for p in fresh.prompts)
     assert all("Item 0 " not in prompt_messages(p) for p in fresh.prompts)
+
+
+def test_streamed_answers_are_stored(store):
+    """RunnableWithMessageHistory.stream hands the history an AIMessageChunk."""
+    history = RecursiveSummaryChatMessageHistory("s", store=store, retry=FAST)
+    prompt = ChatPromptTemplate.from_messages(
+        [MessagesPlaceholder("history"), ("human", "{question}")]
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        chain = RunnableWithMessageHistory(
+            prompt | _answers(3),
+            lambda session_id: history,
+            input_messages_key="question",
+            history_messages_key="history",
+        )
+    chunks = list(chain.stream({"question": "hello"}, {"configurable": {"session_id": "s"}}))
+    assert len(chunks) > 1
+    stored = history.all_messages()
+    assert [type(m).__name__ for m in stored] == ["HumanMessage", "AIMessage"]
+    assert stored[1].content == "Noted point 0: value 0 for Ada."

@@ -93,6 +93,13 @@ class EffectRunner:
     # -- drivers ----------------------------------------------------------------------------
 
     def _run(self, steps: Steps[R]) -> R:
+        try:
+            return self._drive(steps)
+        except BaseException:
+            steps.close()  # run the step's finally blocks now (locks), not at GC time
+            raise
+
+    def _drive(self, steps: Steps[R]) -> R:
         send: Any = None
         error: BaseException | None = None
         while True:
@@ -110,6 +117,13 @@ class EffectRunner:
                 error = exc
 
     async def _arun(self, steps: Steps[R]) -> R:
+        try:
+            return await self._adrive(steps)
+        except BaseException:
+            steps.close()  # cancellation included: release the step's locks at once
+            raise
+
+    async def _adrive(self, steps: Steps[R]) -> R:
         send: Any = None
         error: BaseException | None = None
         while True:

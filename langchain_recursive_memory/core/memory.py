@@ -83,7 +83,7 @@ from .summarizer import (
 )
 from .tokenizer import REPLY_PRIMING_TOKENS, TokenCounter
 from .turn import Turn
-from .window import plan_fold, select_suffix, window_units
+from .window import drop_orphan_results, plan_fold, select_suffix, window_units
 
 __all__ = ["Context", "FoldResult", "HybridMemory", "RecursiveMemory"]
 
@@ -161,6 +161,24 @@ class _Health:
     retry_at: float = 0.0
     last_error: Exception | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_HEALTH: dict[tuple[str, str, str, str], _Health] = {}
+_HEALTH_LOCK = threading.Lock()
+
+
+def _health_for(store: MemoryStore, namespace: str, session_id: str) -> _Health:
+    """The fold health of a session, shared by every memory object of this process.
+
+    A new history object per request (the usual ``RunnableWithMessageHistory`` factory)
+    still sees the cool-down of a failing summarizer.
+    """
+    key = (store.identity, store.prefix, namespace, session_id)
+    with _HEALTH_LOCK:
+        health = _HEALTH.get(key)
+        if health is None:
+            health = _HEALTH[key] = _Health()
+        return health
 
 
 @dataclass
@@ -258,7 +276,7 @@ class RecursiveMemory(EffectRunner):
         self.fact_attempts = fact_attempts
         self.store = store if store is not None else MemoryStore.persistent(path)
         self._extractive = ExtractiveSummarizer(self.counter)
-        self._health = _Health()
+        self._health = _health_for(self.store, namespace, session_id)
         self._lexical = _LexicalCache()
         self._space: str | None = None
         if model is None:
@@ -389,9 +407,14 @@ class RecursiveMemory(EffectRunner):
         )
         if combined:
             problem = ""
-            for _ in range(self.fact_attempts):
-                text, facts, problem = yield _Llm(prompt, partial(parse_combined, turn_ids=ids))
+            text, facts, problem = yield _Llm(prompt, partial(parse_combined, turn_ids=ids))
+            for _ in range(self.fact_attempts - 1):
                 if facts is not None:
+                    break
+                try:
+                    _, facts, problem = yield _Llm(prompt, partial(parse_combined, turn_ids=ids))
+                except ModelError as exc:  # keep the summary we already have
+                    problem = str(exc)
                     break
             if facts is None:
                 logger.warning(
@@ -551,20 +574,28 @@ class RecursiveMemory(EffectRunner):
         lexical = [keys[i] for i, _ in index.search(query, pool)]
         dense: list[str] = []
         if self.embedder is not None:
-            vector: list[float] = yield _Embed((query,), query=True)
-            space = self._space_name(len(vector))
-            allowed = set(keys)
-            near: list[tuple[str, str, float]] = yield _Io(
-                partial(
-                    self.store.query_vectors,
-                    space,
-                    self.namespace,
-                    self.session_id,
-                    vector,
-                    pool + len(exclude),
+            try:
+                vector: list[float] = yield _Embed((query,), query=True)
+                space = self._space_name(len(vector))
+                near: list[tuple[str, str, float]] = yield _Io(
+                    partial(
+                        self.store.query_vectors,
+                        space,
+                        self.namespace,
+                        self.session_id,
+                        vector,
+                        pool + len(exclude),
+                    )
                 )
-            )
-            dense = [f"{kind}:{ref}" for kind, ref, _ in near if f"{kind}:{ref}" in allowed][:pool]
+            except (EmbeddingError, StoreError) as exc:
+                logger.warning(
+                    "session %r: dense recall unavailable (%s); ranking with BM25 only",
+                    self.session_id,
+                    exc,
+                )
+            else:
+                allowed = set(keys)
+                dense = [f"{k}:{r}" for k, r, _ in near if f"{k}:{r}" in allowed][:pool]
         fused = rrf([lexical, dense] if dense else [lexical])
         lex_rank = {key: r for r, key in enumerate(lexical, start=1)}
         dense_rank = {key: r for r, key in enumerate(dense, start=1)}
@@ -662,7 +693,8 @@ class RecursiveMemory(EffectRunner):
         summary = state.summary
         if summary is not None and summary.text:
             text = summary.text
-            if summary.tokens > cfg.max_summary_tokens:  # written under a larger cap
+            # Recounted: the stored count may come from another encoding or a larger cap.
+            if self.counter.count_text(text) > cfg.max_summary_tokens:
                 text = self.counter.truncate(text, cfg.max_summary_tokens)
             parts.append(f"{cfg.summary_prefix}\n{text}" if cfg.summary_prefix else text)
         recall_text, recalled = self._recall_block(hits) if hits else ("", ())
@@ -689,7 +721,7 @@ class RecursiveMemory(EffectRunner):
                 cfg.max_tokens - REPLY_PRIMING_TOKENS - max(summary_only, 0) - cfg.recall_tokens,
             )
         units, costs = window_units(state.turns, self.counter)
-        window = select_suffix(units, costs, available)
+        window = drop_orphan_results(select_suffix(units, costs, available))
         cost_of = {
             id(s): c
             for unit, cs in zip(units, costs, strict=True)
@@ -818,7 +850,8 @@ class RecursiveMemory(EffectRunner):
     def clear(self) -> None:
         """Delete the session's turns, summaries, facts and vectors from the store."""
         self.store.clear(self.namespace, self.session_id)
-        self._health = _Health()
+        health = self._health
+        health.failures, health.retry_at, health.last_error = 0, 0.0, None
         self._lexical = _LexicalCache()
 
     async def aclear(self) -> None:

@@ -254,13 +254,20 @@ class MemoryStore:
         StoreError: When the collections cannot be opened.
     """
 
-    def __init__(self, client: ClientAPI, *, prefix: str = "lrm") -> None:
+    def __init__(
+        self, client: ClientAPI, *, prefix: str = "lrm", http_timeout: float = 30.0
+    ) -> None:
         if not isinstance(prefix, str) or not _PREFIX_RE.match(prefix):
             raise ConfigurationError.for_value(
                 "prefix", prefix, "use 1-41 letters, digits, '.', '_' or '-', starting alnum"
             )
+        if http_timeout <= 0:
+            raise ConfigurationError.for_value("http_timeout", http_timeout, "must be > 0")
+        # chromadb's HttpClient waits forever by default; every request gets a timeout here.
+        _set_http_timeout(client, http_timeout)
         self.client = client
         self.prefix = prefix
+        self.identity = _client_identity(client)
         # chromadb's Collection type is precise beyond use here (numpy unions); Any it is.
         self._turns: Any = self._collection("turns")
         self._summaries: Any = self._collection("summaries")
@@ -273,6 +280,8 @@ class MemoryStore:
         self._last_seq = 0
         self._registered: set[str] = set()
         self._hints: dict[str, int] = {}
+        self._session_seq: dict[str, int] = {}
+        self._max_batch = 0
 
     # -- construction -------------------------------------------------------------------
 
@@ -340,6 +349,7 @@ class MemoryStore:
 
         if timeout <= 0:
             raise ConfigurationError.for_value("timeout", timeout, "must be > 0")
+        _probe(host, port, ssl=ssl, headers=headers, timeout=timeout)
         try:
             client = chromadb.HttpClient(
                 host=host,
@@ -348,9 +358,9 @@ class MemoryStore:
                 headers=dict(headers) if headers else None,
                 settings=Settings(anonymized_telemetry=False),
             )
-            _set_http_timeout(client, timeout)
         except Exception as exc:
             raise StoreError(f"cannot reach the Chroma server at {host}:{port}: {exc}") from exc
+        kwargs.setdefault("http_timeout", timeout)
         return cls(client, **kwargs)
 
     def _collection(self, name: str, **options: Any) -> Any:
@@ -371,12 +381,26 @@ class MemoryStore:
         except Exception as exc:
             raise StoreError(f"Chroma failed to {what}: {type(exc).__name__}: {exc}") from exc
 
-    def _next_seq(self, count: int) -> list[int]:
+    def _next_seq(self, skey: str, count: int) -> list[int]:
+        """Order keys for new turns: the clock, but never below what this session has shown.
+
+        Writers on several machines share a session through a Chroma server; a writer whose
+        clock lags still orders its turns after every turn it has read (each ``load`` and
+        ``turns`` call records the session's highest key).
+        """
         with self._clock_lock:
             now = time.time_ns()
-            start = max(now, self._last_seq + 1)
+            start = max(now, self._last_seq + 1, self._session_seq.get(skey, 0) + 1)
             self._last_seq = start + count - 1
+            self._session_seq[skey] = self._last_seq
         return list(range(start, start + count))
+
+    def _observe_seq(self, skey: str, turns: Sequence[StoredTurn]) -> None:
+        if turns:
+            top = max(t.seq for t in turns)
+            with self._clock_lock:
+                if top > self._session_seq.get(skey, 0):
+                    self._session_seq[skey] = top
 
     @staticmethod
     def _scope(namespace: str, session_id: str) -> dict[str, Any]:
@@ -418,7 +442,7 @@ class MemoryStore:
         if not turns:
             return []
         skey = session_key(namespace, session_id)
-        seqs = self._next_seq(len(turns))
+        seqs = self._next_seq(skey, len(turns))
         stored: list[StoredTurn] = []
         seen: set[str] = set()
         for turn, count, seq in zip(turns, tokens, seqs, strict=True):
@@ -432,13 +456,29 @@ class MemoryStore:
         docs = [s.turn.text for s in stored]
         metas = [self._turn_meta(namespace, session_id, s) for s in stored]
         self._register(namespace, session_id, skey)
-        self._call(
-            "append turns",
-            lambda: self._turns.add(
-                ids=ids, documents=docs, metadatas=metas, embeddings=[_PLACEHOLDER] * len(ids)
-            ),
-        )
+        step = self._batch_size()
+        for start in range(0, len(ids), step):
+            end = start + step
+            self._call(
+                "append turns",
+                partial(
+                    self._turns.add,
+                    ids=ids[start:end],
+                    documents=docs[start:end],
+                    metadatas=metas[start:end],
+                    embeddings=[_PLACEHOLDER] * len(ids[start:end]),
+                ),
+            )
         return stored
+
+    def _batch_size(self) -> int:
+        """The most records Chroma accepts in one write."""
+        if not self._max_batch:
+            try:
+                self._max_batch = int(self.client.get_max_batch_size())
+            except Exception:
+                self._max_batch = 1000
+        return max(1, self._max_batch)
 
     @staticmethod
     def _turn_meta(namespace: str, session_id: str, s: StoredTurn) -> dict[str, Any]:
@@ -486,7 +526,9 @@ class MemoryStore:
     def turns(self, namespace: str, session_id: str) -> list[StoredTurn]:
         """Return every logged turn of the session, oldest first (folded or not)."""
         validate_scope(namespace, session_id)
-        return self._get_turns(self._scope(namespace, session_id))
+        out = self._get_turns(self._scope(namespace, session_id))
+        self._observe_seq(session_key(namespace, session_id), out)
+        return out
 
     def get_turns(
         self, namespace: str, session_id: str, turn_ids: Iterable[str]
@@ -574,9 +616,13 @@ class MemoryStore:
             self._hints[skey] = hint
         return hint
 
-    def _recent_versions(self, namespace: str, session_id: str) -> list[Summary]:
+    def _recent_versions(
+        self, namespace: str, session_id: str, hint: int | None = None
+    ) -> list[Summary]:
+        """Summary versions >= the hint (read before anything the caller relies on)."""
         skey = session_key(namespace, session_id)
-        hint = self._hint(namespace, session_id, skey)
+        if hint is None:
+            hint = self._hint(namespace, session_id, skey)
         where = _and(
             {"ns": namespace},
             {"sid": session_id},
@@ -595,6 +641,11 @@ class MemoryStore:
         if len(versions) > 8:
             # Others have been folding: refresh the hint from the current record.
             self._hints.pop(skey, None)
+        if not versions and hint > 0:
+            # The session was cleared (maybe by another store object): forget the hint.
+            self._hints.pop(skey, None)
+            self._registered.discard(skey)
+            return self._recent_versions(namespace, session_id, 0)
         return versions
 
     def latest_summary(self, namespace: str, session_id: str) -> Summary | None:
@@ -621,12 +672,16 @@ class MemoryStore:
     def load(self, namespace: str, session_id: str) -> SessionState:
         """Return the latest summary and the turns it does not cover, oldest first.
 
-        Turns are read before summaries, so a fold committed in between can only make a
-        turn appear in both (never in neither).
+        The version hint is read first, then the unfolded turns, then every version at or
+        above the hint: a fold committed in between can only make a turn appear both in a
+        summary and in the window (never in neither, never folded twice).
         """
         validate_scope(namespace, session_id)
+        skey = session_key(namespace, session_id)
+        hint = self._hint(namespace, session_id, skey)
         unfolded = self._get_turns(_and({"ns": namespace}, {"sid": session_id}, {"folded": 0}))
-        versions = self._recent_versions(namespace, session_id)
+        self._observe_seq(skey, unfolded)
+        versions = self._recent_versions(namespace, session_id, hint)
         named: set[str] = set()
         for v in versions:
             named.update(v.turn_ids)
@@ -969,6 +1024,21 @@ class MemoryStore:
         self._hints.pop(skey, None)
 
 
+def _client_identity(client: Any) -> str:
+    """A string naming the database a client talks to (path, or server address)."""
+    settings = getattr(client, "get_settings", None)
+    try:
+        conf = settings() if callable(settings) else None
+    except Exception:
+        conf = None
+    if conf is not None:
+        if getattr(conf, "chroma_server_host", None):
+            return f"http://{conf.chroma_server_host}:{conf.chroma_server_http_port}"
+        if getattr(conf, "is_persistent", False):
+            return f"file:{Path(conf.persist_directory).resolve()}"
+    return f"client:{id(client)}"
+
+
 def _set_http_timeout(client: Any, timeout: float) -> None:
     """Give chromadb's HTTP session a timeout (its default waits forever)."""
     import httpx
@@ -977,3 +1047,24 @@ def _set_http_timeout(client: Any, timeout: float) -> None:
     session = getattr(server, "_session", None)
     if isinstance(session, httpx.Client):
         session.timeout = httpx.Timeout(timeout)
+
+
+def _probe(
+    host: str, port: int, *, ssl: bool, headers: Mapping[str, str] | None, timeout: float
+) -> None:
+    """Check that a Chroma server answers its heartbeat within ``timeout`` seconds.
+
+    chromadb's ``HttpClient`` talks to the server while it is being built, with no timeout;
+    probing first turns a dead or stalled server into a prompt ``StoreError``.
+    """
+    import httpx
+
+    url = f"{'https' if ssl else 'http'}://{host}:{port}/api/v2/heartbeat"
+    try:
+        response = httpx.get(url, headers=dict(headers or {}), timeout=timeout)
+        response.raise_for_status()
+    except httpx.HTTPError as exc:
+        raise StoreError(
+            f"the Chroma server at {host}:{port} did not answer its heartbeat within "
+            f"{timeout}s: {type(exc).__name__}: {exc}"
+        ) from exc

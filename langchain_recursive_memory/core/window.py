@@ -113,6 +113,10 @@ def plan_fold(
         used_messages += len(unit)
         kept_units += 1
     fold_units = units[: len(units) - kept_units]
+    if fold_units and len(fold_units) == len(units) and _awaiting_results(fold_units[-1]):
+        # The newest unit still waits for tool results: folding it now would leave the
+        # results, when they come, without their call.
+        fold_units = fold_units[:-1]
     if not fold_units:
         return None
     prompt_cap = config.max_prompt_message_tokens + 16
@@ -130,6 +134,20 @@ def plan_fold(
         chunks.append(tuple(current))
     keep = tuple(s for unit in units[len(fold_units) :] for s in unit)
     return FoldPlan(tuple(chunks), keep, reason)
+
+
+def _awaiting_results(unit: Sequence[StoredTurn]) -> bool:
+    calls = {c.id for s in unit for c in s.turn.tool_calls if c.id is not None}
+    answered = {s.turn.tool_call_id for s in unit if s.turn.role == "tool"}
+    return bool(calls - answered)
+
+
+def drop_orphan_results(window: list[StoredTurn]) -> list[StoredTurn]:
+    """Drop tool results at the start of a window (their call is not in it)."""
+    start = 0
+    while start < len(window) and window[start].turn.role == "tool":
+        start += 1
+    return window[start:]
 
 
 def window_units(
