@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import time as _time
 from collections.abc import Mapping, Sequence
@@ -44,6 +45,8 @@ __all__ = [
     "parse_facts",
     "render_known_facts",
 ]
+
+logger = logging.getLogger("langchain_recursive_memory")
 
 MAX_PREVIOUS = 5
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
@@ -210,8 +213,31 @@ def _parse_line(obj: Any, turn_ids: Sequence[str], now: float) -> Fact:
     )
 
 
+def _json_values(body: str) -> list[Any]:
+    """Every JSON value in ``body``: JSON lines, pretty-printed objects, arrays, or a mix."""
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    pos = 0
+    while True:
+        starts = [i for i in (body.find("{", pos), body.find("[", pos)) if i >= 0]
+        if not starts:
+            return values
+        start = min(starts)
+        try:
+            value, end = decoder.raw_decode(body, start)
+        except json.JSONDecodeError:
+            pos = start + 1
+            continue
+        values.append(value)
+        pos = end
+
+
 def parse_facts(block: str, turn_ids: Sequence[str]) -> list[Fact]:
-    """Parse a facts block: JSON lines (or one JSON array) of fact objects.
+    """Parse a facts block: JSON lines, pretty-printed objects, or a JSON array of facts.
+
+    A ``{"facts": [...]}`` wrapper is accepted. A fact that cannot be used (no text, a
+    source that is not one of the messages) is skipped with a logged warning; the others
+    are kept.
 
     Args:
         block: The text inside ``<facts>`` tags (tags are stripped if present).
@@ -221,35 +247,36 @@ def parse_facts(block: str, turn_ids: Sequence[str]) -> list[Fact]:
         The facts; later ones with the same key win.
 
     Raises:
-        ModelOutputError: When the block is not valid JSON lines of fact objects.
+        ModelOutputError: When the block has content but no fact object could be read.
     """
     match = _FACTS_BLOCK_RE.search(block)
     body = (match.group(1) if match else block).strip()
-    body = re.sub(r"^```(?:json)?|```$", "", body.strip(), flags=re.M).strip()
-    if not body or body.lower() in {"none", "[]", "null"}:
+    if not body or body.lower().strip("` ") in {"none", "[]", "null", "{}"}:
         return []
+    objects: list[Any] = []
+    for value in _json_values(body):
+        if isinstance(value, Mapping) and isinstance(value.get("facts"), list):
+            objects.extend(value["facts"])
+        elif isinstance(value, list):
+            objects.extend(value)
+        else:
+            objects.append(value)
+    if not objects:
+        raise ModelOutputError(f"no JSON fact object in the facts block: {body[:120]!r}")
     now = _time.time()
-    objects: list[Any]
-    if body.startswith("["):
-        try:
-            loaded = json.loads(body)
-        except json.JSONDecodeError as exc:
-            raise ModelOutputError(f"the facts block is not valid JSON: {exc}") from exc
-        objects = loaded if isinstance(loaded, list) else [loaded]
-    else:
-        objects = []
-        for line in body.splitlines():
-            line = line.strip().rstrip(",")
-            if not line:
-                continue
-            try:
-                objects.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ModelOutputError(f"a facts line is not JSON: {line[:120]!r}") from exc
     facts: dict[str, Fact] = {}
+    skipped: list[str] = []
     for obj in objects:
-        fact = _parse_line(obj, turn_ids, now)
+        try:
+            fact = _parse_line(obj, turn_ids, now)
+        except ModelOutputError as exc:
+            skipped.append(str(exc))
+            continue
         facts[fact.key] = merge_fact(facts.get(fact.key), fact)
+    if skipped:
+        logger.warning("skipped %d unusable facts: %s", len(skipped), "; ".join(skipped[:3]))
+    if not facts and skipped:
+        raise ModelOutputError(f"no usable fact in the facts block: {skipped[0]}")
     return list(facts.values())
 
 
@@ -263,10 +290,11 @@ def parse_combined(answer: object, turn_ids: Sequence[str]) -> tuple[str, list[F
     Raises:
         ModelOutputError: When no usable summary is found.
     """
-    from .summarizer import clean_summary
+    from .summarizer import _THINK_RE, clean_summary
 
     if not isinstance(answer, str):
         raise ModelOutputError(f"the summarizer returned {type(answer).__name__}, not a str")
+    answer = _THINK_RE.sub("", answer)
     match = _SUMMARY_BLOCK_RE.search(answer)
     if match:
         summary_text = match.group(1)
@@ -275,8 +303,10 @@ def parse_combined(answer: object, turn_ids: Sequence[str]) -> tuple[str, list[F
     summary = clean_summary(summary_text)
     if not _FACTS_BLOCK_RE.search(answer):
         return summary, None, "the answer has no <facts> block"
+    block = _FACTS_BLOCK_RE.search(answer)
+    assert block is not None  # checked above
     try:
-        return summary, parse_facts(answer[answer.lower().index("<facts>") :], turn_ids), ""
+        return summary, parse_facts(block.group(1), turn_ids), ""
     except ModelOutputError as exc:
         return summary, None, str(exc)
 

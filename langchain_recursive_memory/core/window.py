@@ -143,11 +143,28 @@ def _awaiting_results(unit: Sequence[StoredTurn]) -> bool:
 
 
 def drop_orphan_results(window: list[StoredTurn]) -> list[StoredTurn]:
-    """Drop tool results at the start of a window (their call is not in it)."""
-    start = 0
-    while start < len(window) and window[start].turn.role == "tool":
-        start += 1
-    return window[start:]
+    """Drop tool results whose call is not in the window (providers reject them).
+
+    They stay in the log; this only keeps them out of the messages handed to the model.
+    """
+    out: list[StoredTurn] = []
+    open_calls: set[str] = set()
+    for stored in window:
+        turn = stored.turn
+        if turn.role == "tool":
+            paired = (
+                turn.tool_call_id in open_calls
+                if turn.tool_call_id is not None
+                else bool(out) and (out[-1].turn.has_tool_calls or out[-1].turn.role == "tool")
+            )
+            if not paired:
+                continue
+        elif turn.role == "assistant":
+            open_calls = {c.id for c in turn.tool_calls if c.id is not None}
+        else:
+            open_calls = set()
+        out.append(stored)
+    return out
 
 
 def window_units(

@@ -1,0 +1,180 @@
+"""Regression tests for problems found in review (each failed before its fix)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+from fakes import FailingModel, KeywordSummarizer
+
+from langchain_recursive_memory.core import (
+    MemoryStore,
+    RecursiveMemory,
+    RetryPolicy,
+    TokenCounter,
+    ToolCall,
+    Turn,
+)
+from langchain_recursive_memory.core.facts import parse_combined, parse_facts
+from langchain_recursive_memory.core.summarizer import clean_summary
+
+FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
+
+
+def test_a_tool_call_waiting_for_its_result_is_not_folded(store):
+    memory = RecursiveMemory("s", store=store, model=KeywordSummarizer(), retry=FAST)
+    memory.add(Turn(role="user", text="word " * 800))
+    call = ToolCall("search", {"q": "x " * 900}, "c1")
+    memory.add(Turn(role="assistant", tool_calls=(call,)))
+    memory.add(Turn(role="tool", text="result", tool_call_id="c1"))
+    window = memory.context().window
+    assert not window or window[0].role != "tool"
+    folded = {t.turn.role: t.folded_in for t in memory.turns()}
+    # The call and its result were folded together, or both wait: never one without the other.
+    assert folded["assistant"] == folded["tool"]
+
+
+def test_the_window_never_shows_an_orphan_tool_result(store):
+    memory = RecursiveMemory(
+        "s", store=store, retry=FAST, max_tokens=300, max_summary_tokens=50, keep_messages=1
+    )
+    memory.add(Turn(role="assistant", tool_calls=(ToolCall("f", {}, "c9"),)), fold=False)
+    memory.add(Turn(role="user", text="are you there?"), fold=False)
+    memory.fold(force=True)  # the unanswered call is folded; the user message stays
+    memory.add(Turn(role="tool", text="late result", tool_call_id="c9"), fold=False)
+    memory.add(Turn(role="user", text="next question"), fold=False)
+    assert [t.text for t in memory.context().window] == ["are you there?", "next question"]
+    assert len(memory.turns()) == 4  # the late result is kept in the log
+
+
+async def test_a_cancelled_async_fold_releases_its_lock(store):
+    model = FailingModel("hang", hang_seconds=30)
+    memory = RecursiveMemory(
+        "s", store=store, model=model, retry=FAST, max_tokens=300, max_summary_tokens=50
+    )
+    for i in range(20):
+        await memory.aadd(Turn(role="user", text=f"message {i} " * 5), fold=False)
+    task = asyncio.create_task(memory.afold())
+    await asyncio.sleep(0.3)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    kept = task  # the exception stays referenced, as an error tracker would keep it
+    model.failing = False
+    result = await memory.afold()
+    assert result.skipped is None and result.versions >= 1
+    assert kept.cancelled()
+
+
+def test_a_summary_counted_with_another_encoding_still_fits(tmp_path):
+    writer = RecursiveMemory(
+        "s",
+        path=tmp_path,
+        model=KeywordSummarizer(),
+        retry=FAST,
+        tokenizer_model="gpt-4o",
+        max_tokens=420,
+        max_summary_tokens=100,
+    )
+    for i in range(30):
+        writer.add(Turn(role="user", text=f"東京タワー {i} 😀 naïve café " * 4))
+    reader = RecursiveMemory(
+        "s",
+        path=tmp_path,
+        retry=FAST,
+        tokenizer_model="claude-3",
+        max_tokens=420,
+        max_summary_tokens=100,
+    )
+    ctx = reader.context()
+    assert ctx.tokens <= 420
+    assert TokenCounter("claude-3").count_turns(ctx.turns) == ctx.tokens
+
+
+def test_a_writer_with_a_slow_clock_still_appends_after_what_it_read(store, monkeypatch):
+    import time as real_time
+
+    fast = MemoryStore(store.client, prefix=store.prefix)
+    slow = MemoryStore(store.client, prefix=store.prefix)
+    fast.append("default", "s", [Turn(role="user", text="Q1")], [5], "o200k_base")
+    fast.append("default", "s", [Turn(role="assistant", text="A1")], [5], "o200k_base")
+    slow.load("default", "s")  # the other server reads the history first
+    skewed = real_time.time_ns() - 2_000_000_000  # its clock is 2 s behind
+    monkeypatch.setattr("langchain_recursive_memory.core.store.time.time_ns", lambda: skewed)
+    slow.append("default", "s", [Turn(role="user", text="Q2")], [5], "o200k_base")
+    assert [t.turn.text for t in store.turns("default", "s")] == ["Q1", "A1", "Q2"]
+
+
+def test_another_store_object_notices_a_clear(store):
+    a = RecursiveMemory(
+        "s",
+        store=store,
+        model=KeywordSummarizer(),
+        retry=FAST,
+        max_tokens=300,
+        max_summary_tokens=50,
+    )
+    b = RecursiveMemory(
+        "s",
+        store=MemoryStore(store.client, prefix=store.prefix),
+        model=KeywordSummarizer(),
+        retry=FAST,
+        max_tokens=300,
+        max_summary_tokens=50,
+    )
+    for i in range(30):
+        a.add(Turn(role="user", text=f"first life {i} " * 3))
+    b.context()  # b caches a summary hint
+    a.clear()
+    for i in range(30):
+        a.add(Turn(role="user", text=f"second life {i} " * 3))
+    assert b.context().summary is not None
+    assert b.context().summary.version == a.context().summary.version
+    assert [s.session_id for s in b.store.sessions()] == ["s"]
+
+
+def test_appends_larger_than_chromas_batch_limit(store, monkeypatch):
+    monkeypatch.setattr(store, "_max_batch", 7)
+    turns = [Turn(role="user", text=f"bulk {i}") for i in range(30)]
+    store.append("default", "s", turns, [5] * 30, "o200k_base")
+    assert [t.turn.text for t in store.turns("default", "s")] == [f"bulk {i}" for i in range(30)]
+
+
+def test_the_cool_down_is_shared_by_every_object_of_a_session(store):
+    model = FailingModel("raise")
+    retry = RetryPolicy(attempts=1, timeout=5.0, cooldown=3600.0)
+    for i in range(12):  # a new memory object per turn, like a history factory
+        memory = RecursiveMemory(
+            "s", store=store, model=model, retry=retry, max_tokens=300, max_summary_tokens=50
+        )
+        memory.add(Turn(role="user", text=f"turn {i} " * 10))
+    assert model.failed_calls == 1
+
+
+def test_facts_parser_accepts_what_models_write(caplog):
+    ids = ["t1", "t2"]
+    pretty = """<facts>
+{
+  "key": "ada/city",
+  "fact": "Ada lives in Oslo.",
+  "sources": [1]
+}
+{"facts": [{"key": "bob/job", "fact": "Bob is a pilot.", "sources": [2]}]}
+{"key": "bad", "fact": "", "sources": [1]}
+</facts>"""
+    with caplog.at_level(logging.WARNING, logger="langchain_recursive_memory"):
+        facts = parse_facts(pretty, ids)
+    assert {f.key for f in facts} == {"ada/city", "bob/job"}
+    assert "skipped 1 unusable facts" in caplog.text
+    answer = "<summary>Ada moved to İstanbul in May.</summary>\n<facts>\n" + (
+        '{"key": "ada/city", "fact": "Ada moved to İstanbul.", "sources": [1]}\n</facts>'
+    )
+    summary, parsed, problem = parse_combined(answer, ids)
+    assert summary == "Ada moved to İstanbul in May." and problem == ""
+    assert parsed is not None and parsed[0].text == "Ada moved to İstanbul."
+
+
+def test_reasoning_is_not_written_into_the_summary():
+    answer = "<think>The user wants... <summary>draft</summary></think>\nAda owns 3 cats."
+    assert clean_summary(answer) == "Ada owns 3 cats."
