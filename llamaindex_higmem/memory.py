@@ -135,7 +135,10 @@ class RecursiveSummaryMemory(BaseMemory):
     """Chat memory with a running summary, persisted in Chroma.
 
     Build it with :meth:`from_defaults`. The public fields are read-only settings (they
-    are what ``to_dict()`` records); the engine behind them is :attr:`memory`.
+    are what ``to_dict()`` records); the engine behind them is :attr:`memory`. Built from
+    the fields alone (``RecursiveSummaryMemory(session_id=...)``, ``from_dict``), the
+    memory opens the store at ``path`` and folds with the no-LLM extractive summarizer,
+    like ``ChatSummaryMemoryBuffer.from_dict``, which also leaves the LLM to be set again.
 
     ``get()`` returns the summary message (a :class:`~.messages.SummaryMessage`) then the
     newest messages, within ``token_limit`` tokens (exact tiktoken counts of the
@@ -203,6 +206,7 @@ class RecursiveSummaryMemory(BaseMemory):
     )
     recall_k: int = Field(
         default=12,
+        ge=1,
         description="Most memories considered for the recall share of get(input=...).",
         frozen=True,
     )

@@ -752,6 +752,25 @@ def test_settings_are_pydantic_fields_and_read_only(store):
     assert wrapped.token_limit == 900 and wrapped.memory is memory.memory
 
 
+def test_to_dict_and_back_reopens_the_same_session(tmp_path):
+    memory = _memory(None, None, path=tmp_path, token_limit=900, recall_k=5)
+    memory.put(ChatMessage(role="user", content="Kept across serialization."))
+    again = RecursiveSummaryMemory.from_dict(memory.to_dict())
+    assert again.recall_k == 5 and again.token_limit == 900 and again.path == str(tmp_path)
+    assert again.get_all() == memory.get_all()
+    assert again.memory is not memory.memory
+
+
+def test_a_deep_copy_shares_the_store_handle(store):
+    import copy
+
+    memory = _memory(store, None)
+    twin = copy.deepcopy(memory)  # what a workflow's isolated state edit does
+    assert twin.memory is memory.memory
+    twin.put(ChatMessage(role="user", content="seen by both"))
+    assert [m.content for m in memory.get()] == ["seen by both"]
+
+
 def test_summary_role_system_gives_one_leading_system_message(store):
     memory = _memory(store, ScriptedSummarizer(), token_limit=400, summary_role="system")
     for i in range(30):
@@ -783,6 +802,7 @@ def test_errors_come_from_the_package_hierarchy(store, tmp_path):
         (lambda: _memory(store, None, path=tmp_path), ConfigurationError, "path"),
         (lambda: _memory(store, None, chat_store_key="k"), ConfigurationError, "chat_store_key"),
         (lambda: RecursiveSummaryMemory(session_id=123), ConfigurationError, "session_id"),
+        (lambda: _memory(store, None, recall_k=0), ConfigurationError, "recall_k"),
         (
             lambda: RecursiveSummaryMemory(memory=memory.memory, token_limit=5),
             ConfigurationError,
