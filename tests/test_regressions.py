@@ -178,3 +178,25 @@ def test_facts_parser_accepts_what_models_write(caplog):
 def test_reasoning_is_not_written_into_the_summary():
     answer = "<think>The user wants... <summary>draft</summary></think>\nAda owns 3 cats."
     assert clean_summary(answer) == "Ada owns 3 cats."
+
+
+def test_embedding_calls_are_batched(store):
+    from fakes import BagOfWordsEmbedder
+
+    from langchain_recursive_memory.core import HiGMem
+
+    class Counting(BagOfWordsEmbedder):
+        sizes: list[int]
+
+        def embed_documents(self, texts):
+            self.sizes.append(len(texts))
+            return super().embed_documents(texts)
+
+    embedder = Counting()
+    embedder.sizes = []
+    memory = HiGMem("s", store=store, embedder=embedder)
+    memory.embed_batch_size = 16
+    memory.add([Turn(role="user", text=f"line {i} about topic {i % 7}") for i in range(100)])
+    memory.retrieve("topic 3", k=2)
+    assert embedder.sizes and max(embedder.sizes) <= 16
+    assert sum(embedder.sizes) >= 200  # two window sizes per turn

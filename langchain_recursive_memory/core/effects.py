@@ -82,13 +82,15 @@ Steps = Generator[Effect, Any, R]
 class EffectRunner:
     """Performs the effects of steps, synchronously or asynchronously.
 
-    Subclasses set ``model`` (a :class:`~.models.TextModel` or None), ``embedder`` and
-    ``retry``.
+    Subclasses set ``model`` (a :class:`~.models.TextModel` or None), ``embedder``,
+    ``retry`` and, optionally, ``embed_batch_size`` (texts per embedding call, default 64).
     """
 
     model: TextModel | None = None
     embedder: Embedder | None = None
     retry: RetryPolicy = RetryPolicy()
+    embed_batch_size: int = 64
+    """Texts per embedding call; each call gets the retry policy's timeout."""
 
     # -- drivers ----------------------------------------------------------------------------
 
@@ -215,6 +217,14 @@ class EffectRunner:
         return lambda: embedder.embed_documents(list(effect.texts))
 
     def _embed(self, effect: _Embed) -> Any:
+        if effect.query or len(effect.texts) <= self.embed_batch_size:
+            return self._embed_batch(effect)
+        vectors: list[list[float]] = []
+        for part in _batches(effect.texts, self.embed_batch_size):
+            vectors.extend(self._embed_batch(_Embed(part)))
+        return vectors
+
+    def _embed_batch(self, effect: _Embed) -> Any:
         delays = list(self.retry.delays())
         last: Exception | None = None
         for attempt in range(self.retry.attempts):
@@ -228,6 +238,14 @@ class EffectRunner:
         raise _embedding_error(last, self.retry.attempts)
 
     async def _aembed(self, effect: _Embed) -> Any:
+        if effect.query or len(effect.texts) <= self.embed_batch_size:
+            return await self._aembed_batch(effect)
+        vectors: list[list[float]] = []
+        for part in _batches(effect.texts, self.embed_batch_size):
+            vectors.extend(await self._aembed_batch(_Embed(part)))
+        return vectors
+
+    async def _aembed_batch(self, effect: _Embed) -> Any:
         embedder = self.embedder
         if embedder is None:
             raise EmbeddingError("no embedder is configured for this call")
@@ -251,6 +269,10 @@ class EffectRunner:
                 if attempt < len(delays):
                     await asyncio.sleep(delays[attempt])
         raise _embedding_error(last, self.retry.attempts)
+
+
+def _batches(texts: tuple[str, ...], size: int) -> list[tuple[str, ...]]:
+    return [texts[i : i + size] for i in range(0, len(texts), size)]
 
 
 def gathered(results: Sequence[Any]) -> list[Any]:

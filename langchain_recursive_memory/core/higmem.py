@@ -391,6 +391,7 @@ class HiGMem(EffectRunner):
         self._space: str | None = None
         self._index_lock = threading.Lock()
         self._ranker = _RankerCache()
+        self._state: tuple[tuple[Any, ...], _State] | None = None
 
     def __repr__(self) -> str:
         return (
@@ -401,6 +402,21 @@ class HiGMem(EffectRunner):
     # -- loading ----------------------------------------------------------------------------
 
     def _load_steps(self) -> Steps[_State]:
+        """The session's turns, nodes and events; reused while the log and nodes are unchanged.
+
+        Two id-only reads tell whether anything changed (here or in another process);
+        only then are the records read again.
+        """
+        turn_ids: list[str] = yield _Io(
+            lambda: self.store.record_ids("turns", self.namespace, self.session_id)
+        )
+        note_ids: list[str] = yield _Io(
+            lambda: self.store.record_ids("hg_turns", self.namespace, self.session_id)
+        )
+        signature = (tuple(sorted(turn_ids)), tuple(sorted(note_ids)))
+        cached = self._state
+        if cached is not None and cached[0] == signature:
+            return cached[1]
         turns: list[StoredTurn] = yield _Io(
             lambda: self.store.turns(self.namespace, self.session_id)
         )
@@ -410,7 +426,9 @@ class HiGMem(EffectRunner):
         events: list[Event] = yield _Io(
             lambda: self.store.get_events(self.namespace, self.session_id)
         )
-        return _State(turns, {n.turn_id: n for n in notes}, {e.id: e for e in events})
+        state = _State(turns, {n.turn_id: n for n in notes}, {e.id: e for e in events})
+        self._state = (signature, state)
+        return state
 
     def _segments(self, turns: Sequence[StoredTurn]) -> list[str]:
         labels = [
@@ -996,6 +1014,7 @@ class HiGMem(EffectRunner):
         """Delete the session's turns, nodes, events and vectors."""
         self.store.clear(self.namespace, self.session_id)
         self._ranker = _RankerCache()
+        self._state = None
 
     async def aclear(self) -> None:
         """Async twin of :meth:`clear`."""

@@ -551,6 +551,26 @@ class MemoryStore:
         out.sort(key=lambda s: (s.seq, s.id))
         return out
 
+    def record_ids(self, collection: str, namespace: str, session_id: str) -> list[str]:
+        """Return the record ids of the session in one collection (cheap: no documents).
+
+        ``collection`` is ``"turns"``, ``"hg_turns"``, ``"hg_events"`` or ``"facts"``.
+        """
+        validate_scope(namespace, session_id)
+        col = {
+            "turns": self._turns,
+            "hg_turns": self._notes,
+            "hg_events": self._events,
+            "facts": self._facts,
+        }.get(collection)
+        if col is None:
+            raise InvalidInputError.for_value("collection", collection, "unknown collection")
+        got = self._call(
+            f"read {collection} ids",
+            lambda: col.get(where=self._scope(namespace, session_id), include=[]),
+        )
+        return list(got["ids"])
+
     def count_turns(self, namespace: str, session_id: str) -> int:
         """Return how many turns the session's log holds."""
         validate_scope(namespace, session_id)
