@@ -36,7 +36,8 @@ Example:
 
 from __future__ import annotations
 
-from .memory import LlamaIndexTextModel, RecursiveSummaryMemory
+from .llms import LlamaIndexTextModel
+from .memory import RecursiveSummaryMemory
 from .memory_blocks import HiGMemMemoryBlock
 from .retrievers import HiGMemRetriever
 

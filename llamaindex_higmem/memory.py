@@ -35,14 +35,12 @@ from typing import TYPE_CHECKING, Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.bridge.pydantic import Field, PrivateAttr, ValidationError
-from llama_index.core.llms.llm import LLM
 from llama_index.core.memory.types import BaseMemory
 
 from langchain_recursive_memory.core.config import MemoryConfig
 from langchain_recursive_memory.core.errors import (
     ConfigurationError,
     InvalidInputError,
-    ModelOutputError,
 )
 from langchain_recursive_memory.core.memory import (
     Context,
@@ -50,74 +48,17 @@ from langchain_recursive_memory.core.memory import (
     HybridMemory,
     RecursiveMemory,
 )
-from langchain_recursive_memory.core.models import TextModel
 from langchain_recursive_memory.core.retry import RetryPolicy
 from langchain_recursive_memory.core.store import DEFAULT_NAMESPACE, MemoryStore, Summary
 from langchain_recursive_memory.core.turn import Turn, group_tool_calls
 
+from .llms import resolve_llm
 from .messages import chat_message_to_turn, is_summary_message, turn_to_chat_message
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
 
-__all__ = ["LlamaIndexTextModel", "RecursiveSummaryMemory"]
-
-
-def _answer_text(answer: Any) -> str:
-    text = getattr(answer, "text", None)
-    if isinstance(text, str):
-        return text
-    raise ModelOutputError(
-        f"the LlamaIndex LLM returned {type(answer).__name__}, not a CompletionResponse"
-    )
-
-
-class LlamaIndexTextModel:
-    """A core :class:`~langchain_recursive_memory.core.TextModel` over any LlamaIndex LLM.
-
-    ``complete(prompt)`` is ``llm.complete(prompt).text`` and ``acomplete(prompt)`` is
-    ``(await llm.acomplete(prompt)).text`` (chat models answer through their own
-    completion-to-chat wrapper).
-
-    Args:
-        llm: Any ``llama_index.core.llms.LLM``.
-
-    Raises:
-        ConfigurationError: For anything that is not a LlamaIndex LLM.
-
-    Example:
-        >>> from llama_index.core.llms import MockLLM
-        >>> LlamaIndexTextModel(MockLLM()).complete("echo me")
-        'echo me'
-    """
-
-    def __init__(self, llm: LLM) -> None:
-        if not isinstance(llm, LLM):
-            raise ConfigurationError.for_value("llm", llm, "must be a LlamaIndex LLM")
-        self.llm = llm
-
-    def __repr__(self) -> str:
-        return f"LlamaIndexTextModel({type(self.llm).__name__})"
-
-    def complete(self, prompt: str) -> str:
-        """Return the LLM's completion of ``prompt``."""
-        return _answer_text(self.llm.complete(prompt))
-
-    async def acomplete(self, prompt: str) -> str:
-        """Async twin of :meth:`complete`."""
-        return _answer_text(await self.llm.acomplete(prompt))
-
-
-def _resolve_llm(llm: Any) -> TextModel | None:
-    if llm is None:
-        return None
-    if isinstance(llm, LLM):  # checked first: an LLM also has complete/acomplete
-        return LlamaIndexTextModel(llm)
-    if isinstance(llm, TextModel):
-        return llm
-    raise ConfigurationError.for_value(
-        "llm", llm, "must be None, a LlamaIndex LLM or a core TextModel"
-    )
+__all__ = ["RecursiveSummaryMemory"]
 
 
 def _role_name(role: Any) -> str:
@@ -378,7 +319,7 @@ class RecursiveSummaryMemory(BaseMemory):
                 summary_role=_role_name(summary_role),
                 recall_tokens=recall_tokens,
             )
-            model = _resolve_llm(llm)
+            model = resolve_llm(llm)
             if client is not None:
                 store = MemoryStore(client)
             elif store is None:

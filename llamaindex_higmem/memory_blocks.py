@@ -40,7 +40,7 @@ from langchain_recursive_memory.core.retry import RetryPolicy
 from langchain_recursive_memory.core.store import DEFAULT_NAMESPACE, MemoryStore
 from langchain_recursive_memory.core.turn import Turn
 
-from .memory import _resolve_llm
+from .llms import resolve_llm
 from .messages import chat_message_to_turn, is_summary_message
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ class HiGMemMemoryBlock(BaseMemoryBlock[str]):
         if store is None:
             store = MemoryStore(client) if client is not None else MemoryStore.persistent(path)
         block._store = store
-        block._model = _resolve_llm(llm)
+        block._model = resolve_llm(llm)
         block._embedder = embed_model
         block._config = config or HiGMemConfig()
         block._retry = retry

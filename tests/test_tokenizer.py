@@ -183,3 +183,38 @@ def test_long_texts_are_cached():
     info_before = counter._cached_count.cache_info()
     assert counter.count_text(text) == first
     assert counter._cached_count.cache_info().hits == info_before.hits + 1
+
+
+def test_tool_call_blocks_are_not_counted_twice():
+    counter = TokenCounter()
+    call = ToolCall("search", {"query": "weather in Oslo"}, "c1")
+    plain = Turn(role="assistant", tool_calls=(call,))
+    with_block = Turn(
+        role="assistant",
+        tool_calls=(call,),
+        blocks=(
+            {
+                "type": "tool_use",
+                "id": "c1",
+                "name": "search",
+                "input": {"query": "weather in Oslo"},
+            },
+        ),
+    )
+    assert counter.count_turn(with_block) == counter.count_turn(plain)
+
+
+def test_nested_media_and_raw_payloads_count_as_media():
+    counter = TokenCounter()
+    payload = "iVBORw0KGgo" + "A" * 60_000
+    nested = Turn(
+        role="tool",
+        tool_call_id="c1",
+        text="",
+        blocks=({"type": "tool_result", "content": [{"type": "image", "data": payload}]},),
+    )
+    loose = Turn(role="user", text="", blocks=({"type": "custom", "data": payload},))
+    assert counter.count_turn(nested) < DEFAULT_MEDIA_TOKENS + 40
+    assert counter.count_turn(loose) < DEFAULT_MEDIA_TOKENS + 40
+    llama = Turn(role="user", text="", blocks=({"block_type": "image", "image": payload},))
+    assert counter.count_turn(llama) < DEFAULT_MEDIA_TOKENS + 10

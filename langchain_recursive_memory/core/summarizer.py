@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 
 from .errors import ModelOutputError
 from .tokenizer import TokenCounter
-from .turn import Turn
+from .turn import MEDIA_BLOCK_TYPES, Turn
 
 __all__ = [
     "ExtractiveSummarizer",
@@ -109,6 +109,13 @@ def render_transcript(
     lines: list[str] = []
     for number, turn in enumerate(turns, start=1):
         text = turn.text
+        media = [
+            str(b.get("type", b.get("block_type")))
+            for b in (turn.blocks or ())
+            if b.get("type", b.get("block_type")) in MEDIA_BLOCK_TYPES
+        ]
+        if media:  # the summarizer cannot see them; it is told they were there
+            text = " ".join([text, *(f"[{m.replace('_url', '')}]" for m in media)]).strip()
         n = counter.count_text(text)
         if n > max_message_tokens:
             head = counter.truncate(text, max_message_tokens)

@@ -53,6 +53,11 @@ REPLY_PRIMING_TOKENS = 3
 TOKENS_PER_TOOL_CALL = 3
 DEFAULT_MEDIA_TOKENS = 765
 
+_CALL_BLOCK_TYPES = frozenset({"tool_call", "tool_use", "function_call", "tool-call"})
+# A string this long made only of base64 / data-URL characters is a media payload.
+_PAYLOAD_CHARS = 2000
+_PAYLOAD_RE = re.compile(r"^(data:[\w/+.-]+;base64,)?[A-Za-z0-9+/=\s]+$")
+
 _ENDOFTEXT = "<|endoftext|>"
 _FIM_PREFIX = "<|fim_prefix|>"
 _FIM_MIDDLE = "<|fim_middle|>"
@@ -241,16 +246,31 @@ class TokenCounter:
         return head
 
     def _count_value(self, value: Any) -> int:
+        """Tokens of a content block: text as text, media at ``media_tokens``, anywhere.
+
+        Media is recognised by its ``type`` (or LlamaIndex's ``block_type``) at any depth
+        (an image inside a tool result's content, a citation block...), and a long
+        base64/data payload counts as one media item instead of as text.
+        """
         if isinstance(value, str):
+            if len(value) > _PAYLOAD_CHARS and _PAYLOAD_RE.match(value[:_PAYLOAD_CHARS]):
+                return self.media_tokens
             return self.count_text(value)
         if isinstance(value, Mapping):
-            if value.get("type") in MEDIA_BLOCK_TYPES:
+            kind = value.get("type", value.get("block_type"))
+            if kind in MEDIA_BLOCK_TYPES:
                 return self.media_tokens
             text = value.get("text")
-            if isinstance(text, str) and len(value) <= 3:
+            if isinstance(text, str) and set(value) <= {"type", "text", "block_type"}:
                 return self.count_text(text)
-            return self.count_text(json.dumps(value, ensure_ascii=False, sort_keys=True))
-        return self.count_text(str(value))
+            total = 0
+            for key, item in value.items():
+                total += self.count_text(str(key))
+                total += self._count_value(item)
+            return total
+        if isinstance(value, list | tuple):
+            return sum(self._count_value(v) for v in value)
+        return self.count_text(json.dumps(value, ensure_ascii=False))
 
     def count_turn(self, turn: Turn) -> int:
         """Return the tokens ``turn`` costs as one message of a chat request.
@@ -260,7 +280,10 @@ class TokenCounter:
         """
         total = TOKENS_PER_MESSAGE + self.count_text(turn.role)
         if turn.blocks is not None:
-            total += sum(self._count_value(b) for b in turn.blocks)
+            blocks = turn.blocks
+            if turn.tool_calls:  # the calls are counted below, once
+                blocks = tuple(b for b in blocks if b.get("type") not in _CALL_BLOCK_TYPES)
+            total += sum(self._count_value(b) for b in blocks)
         else:
             total += self.count_text(turn.text)
         if turn.name:

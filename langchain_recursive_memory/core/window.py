@@ -143,7 +143,7 @@ def _awaiting_results(unit: Sequence[StoredTurn]) -> bool:
 
 
 def drop_orphan_results(window: list[StoredTurn]) -> list[StoredTurn]:
-    """Drop tool results whose call is not in the window (providers reject them).
+    """Drop tool results whose call id names no call in the window (providers reject them).
 
     They stay in the log; this only keeps them out of the messages handed to the model.
     """
@@ -152,12 +152,9 @@ def drop_orphan_results(window: list[StoredTurn]) -> list[StoredTurn]:
     for stored in window:
         turn = stored.turn
         if turn.role == "tool":
-            paired = (
-                turn.tool_call_id in open_calls
-                if turn.tool_call_id is not None
-                else bool(out) and (out[-1].turn.has_tool_calls or out[-1].turn.role == "tool")
-            )
-            if not paired:
+            # A result naming a call that is not in the window is an orphan. One without
+            # a call id (legacy function messages) cannot be checked, and is kept.
+            if turn.tool_call_id is not None and turn.tool_call_id not in open_calls:
                 continue
         elif turn.role == "assistant":
             open_calls = {c.id for c in turn.tool_calls if c.id is not None}
