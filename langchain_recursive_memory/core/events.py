@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from .recall import tokenize
+from .recall import word_stems
 
 __all__ = ["Event", "EventFact", "TurnNote", "segment_events", "segment_labels"]
 
@@ -240,10 +240,16 @@ def segment_events(
     by_segment: dict[str, list[TurnNote]] = {}
     for note in notes:
         by_segment.setdefault(note.segment, []).append(note)
-    counts = {
-        seg: Counter(w for n in group for w in tokenize(texts.get(n.turn_id, "")) if len(w) > 2)
-        for seg, group in by_segment.items()
-    }
+    surface: dict[str, Counter[str]] = {}
+    counts: dict[str, Counter[str]] = {}
+    for seg, group in by_segment.items():
+        c: Counter[str] = Counter()
+        for note in group:
+            for stem, word in word_stems(texts.get(note.turn_id, "")):
+                if len(word) > 2 and not word.isdigit():
+                    c[stem] += 1
+                    surface.setdefault(stem, Counter())[word] += 1
+        counts[seg] = c
     df: Counter[str] = Counter()
     for c in counts.values():
         df.update(c.keys())
@@ -252,7 +258,8 @@ def segment_events(
     now = time.time()
     for seg, group in by_segment.items():
         c = counts[seg]
-        ranked = sorted(c, key=lambda w: (-c[w] * math.log(1 + total / df[w]), w))[:keywords]
+        best = sorted(c, key=lambda w: (-c[w] * math.log(1 + total / df[w]), w))[:keywords]
+        ranked = [surface[stem].most_common(1)[0][0] for stem in best]
         speakers = list(dict.fromkeys(n.speaker for n in group if n.speaker))
         when = _when(group[0].timestamp)
         summary = (

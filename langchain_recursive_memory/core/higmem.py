@@ -78,7 +78,7 @@ from .errors import (
 from .events import Event, EventFact, TurnNote, segment_events, segment_labels
 from .models import Embedder, TextModel
 from .ranking import RankedTurn, RankerParams, TurnRanker, window_texts
-from .recall import LexicalIndex, tokenize
+from .recall import LexicalIndex, word_stems
 from .retry import RetryPolicy
 from .store import DEFAULT_NAMESPACE, MemoryStore, StoredTurn, VectorRecord, validate_scope
 from .tokenizer import TokenCounter
@@ -490,7 +490,7 @@ class HiGMem(EffectRunner):
             self._index_lock.release()
 
     def _heuristic_note(self, turn: StoredTurn, segment: str, event_id: str) -> TurnNote:
-        terms = list(dict.fromkeys(w for w in tokenize(turn.turn.text) if len(w) > 2))
+        terms = list(dict.fromkeys(w for _, w in word_stems(turn.turn.text) if len(w) > 2))
         first = re.split(r"(?<=[.!?])\s", turn.turn.text.strip(), maxsplit=1)[0]
         return TurnNote(
             turn_id=turn.id,

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["RRF_K", "LexicalIndex", "RecallHit", "rrf", "tokenize"]
+__all__ = ["RRF_K", "LexicalIndex", "RecallHit", "rrf", "tokenize", "word_stems"]
 
 RRF_K = 60
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
@@ -61,6 +61,17 @@ def tokenize(text: str) -> list[str]:
     """
     stop = _stopwords()
     return [_stem(w) for w in _WORD_RE.findall(text.lower()) if w not in stop]
+
+
+def word_stems(text: str) -> list[tuple[str, str]]:
+    """Like :func:`tokenize`, with each token's surface word: ``[(stem, word), ...]``.
+
+    Example:
+        >>> word_stems("Painting cats")
+        [('paint', 'painting'), ('cat', 'cats')]
+    """
+    stop = _stopwords()
+    return [(_stem(w), w) for w in _WORD_RE.findall(text.lower()) if w not in stop]
 
 
 class LexicalIndex:
