@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .errors import ConfigurationError, InvalidInputError, RecursiveMemoryError, StoreError
 from .events import Event, TurnNote
 from .facts import Fact, merge_fact
+from .retry import RetryPolicy
 from .turn import Turn
 
 if TYPE_CHECKING:
@@ -255,7 +256,12 @@ class MemoryStore:
     """
 
     def __init__(
-        self, client: ClientAPI, *, prefix: str = "lrm", http_timeout: float = 30.0
+        self,
+        client: ClientAPI,
+        *,
+        prefix: str = "lrm",
+        http_timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
     ) -> None:
         if not isinstance(prefix, str) or not _PREFIX_RE.match(prefix):
             raise ConfigurationError.for_value(
@@ -268,6 +274,7 @@ class MemoryStore:
         self.client = client
         self.prefix = prefix
         self.identity = _client_identity(client)
+        self.retry = retry or RetryPolicy(attempts=3, initial_delay=0.2, max_delay=2.0)
         # chromadb's Collection type is precise beyond use here (numpy unions); Any it is.
         self._turns: Any = self._collection("turns")
         self._summaries: Any = self._collection("summaries")
@@ -372,14 +379,25 @@ class MemoryStore:
             ),
         )
 
-    @staticmethod
-    def _call(what: str, fn: Callable[[], T]) -> T:
-        try:
-            return fn()
-        except RecursiveMemoryError:
-            raise
-        except Exception as exc:
-            raise StoreError(f"Chroma failed to {what}: {type(exc).__name__}: {exc}") from exc
+    def _call(self, what: str, fn: Callable[[], T]) -> T:
+        """Run a Chroma call; retry transient network failures with bounded backoff.
+
+        Every write is idempotent (fixed ids, insert-if-absent), so a retry after a
+        timeout whose request did land changes nothing.
+        """
+        delays = list(self.retry.delays())
+        for attempt in range(len(delays) + 1):
+            try:
+                return fn()
+            except RecursiveMemoryError:
+                raise
+            except Exception as exc:
+                if attempt < len(delays) and _transient(exc):
+                    logger.info("Chroma call %r failed (%s); retrying", what, exc)
+                    time.sleep(delays[attempt])
+                    continue
+                raise StoreError(f"Chroma failed to {what}: {type(exc).__name__}: {exc}") from exc
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _next_seq(self, skey: str, count: int) -> list[int]:
         """Order keys for new turns: the clock, but never below what this session has shown.
@@ -1024,6 +1042,58 @@ class MemoryStore:
         out.sort(key=lambda s: (s.created_at, s.namespace, s.session_id))
         return out
 
+    def activity(self, namespace: str | None = None) -> dict[tuple[str, str], float]:
+        """Return when each session (of a namespace, or all) last stored a turn.
+
+        The time is when the newest turn was written (its order key), not the time the
+        message claims (an imported transcript can be years old). Reads the turn log itself,
+        in pages, so no session is missed.
+        """
+        where = {"ns": namespace} if namespace is not None else None
+        latest: dict[tuple[str, str], float] = {}
+        page = max(1, min(self._batch_size(), 5000))
+        offset = 0
+        while True:
+            got = self._call(
+                "scan turns",
+                partial(
+                    self._turns.get, where=where, include=["metadatas"], limit=page, offset=offset
+                ),
+            )
+            metas = got["metadatas"] or []
+            for m in metas:
+                key = (str(m["ns"]), str(m["sid"]))
+                written = int(m["seq"]) / 1e9
+                if written > latest.get(key, float("-inf")):
+                    latest[key] = written
+            if len(metas) < page:
+                return latest
+            offset += page
+
+    def expire(
+        self, older_than: float, *, namespace: str | None = None, now: float | None = None
+    ) -> list[tuple[str, str]]:
+        """Delete every session that stored no turn in the last ``older_than`` seconds.
+
+        A time-to-live for conversations: run it periodically (for example daily, from a
+        scheduled job). Everything of an expired session is deleted, as by :meth:`clear`.
+
+        Args:
+            older_than: Age in seconds (> 0).
+            namespace: Only this namespace (default: all).
+            now: The current time (default: ``time.time()``).
+
+        Returns:
+            The ``(namespace, session_id)`` pairs deleted.
+        """
+        if older_than <= 0:
+            raise ConfigurationError.for_value("older_than", older_than, "must be > 0")
+        cutoff = (time.time() if now is None else now) - older_than
+        expired = [key for key, last in self.activity(namespace).items() if last < cutoff]
+        for ns, sid in expired:
+            self.clear(ns, sid)
+        return expired
+
     def clear(self, namespace: str, session_id: str) -> None:
         """Delete everything stored for the session: turns, summaries, facts, vectors."""
         validate_scope(namespace, session_id)
@@ -1042,6 +1112,13 @@ class MemoryStore:
             self._call(f"delete the session's {name}", partial(col.delete, where=scope))
         self._registered.discard(skey)
         self._hints.pop(skey, None)
+
+
+def _transient(exc: BaseException) -> bool:
+    """Whether a failure is worth retrying (network trouble, not a rejected request)."""
+    import httpx
+
+    return isinstance(exc, httpx.TransportError | ConnectionError | TimeoutError)
 
 
 def _client_identity(client: Any) -> str:
