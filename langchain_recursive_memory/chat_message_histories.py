@@ -78,6 +78,8 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
             ``llm``; default False).
         recall_tokens: Tokens of ``max_tokens`` reserved for recalled memories (default
             0); ``messages`` then leaves that share free for ``as_retriever()``'s output.
+        background_folds: Fold on a background thread/task so ``add_messages`` returns as
+            soon as the messages are stored (default False).
         config: A full :class:`~.core.MemoryConfig` instead of the budget arguments.
         memory: A ready :class:`~.core.RecursiveMemory` (overrides everything else).
     """
@@ -102,6 +104,7 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
         embedder: Any = None,
         extract_facts: bool = False,
         recall_tokens: int = 0,
+        background_folds: bool = False,
         config: MemoryConfig | None = None,
         memory: RecursiveMemory | None = None,
     ) -> None:
@@ -136,6 +139,7 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
                 retry=retry,
                 embedder=embedder,
                 extract_facts=extract_facts,
+                background_folds=background_folds,
             )
         self.memory = memory
         self.session_id = memory.session_id

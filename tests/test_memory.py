@@ -308,3 +308,42 @@ def test_context_counts_reply_priming_and_summary(store, fast_retry):
     memory.add(Turn(role="user", text="hello"))
     ctx = memory.context()
     assert ctx.tokens == REPLY_PRIMING_TOKENS + TokenCounter().count_turn(ctx.window[0])
+
+
+def test_background_folds_keep_add_fast_and_reads_consistent(store):
+    import threading
+
+    gate = threading.Event()
+
+    class Slow(KeywordSummarizer):
+        def _answer(self, prompt: str) -> str:
+            gate.wait(10)
+            return super()._answer(prompt)
+
+    memory = RecursiveMemory("s", store=store, model=Slow(), retry=RetryPolicy(timeout=30),
+                             max_tokens=400, max_summary_tokens=80, background_folds=True)
+    import time as clock
+
+    start = clock.perf_counter()
+    for i in range(30):
+        memory.add(Turn(role="user", text=f"message {i} about the garden " * 3))
+        ctx = memory.context()  # reads while the fold waits on the model
+        assert ctx.tokens <= 400
+    assert clock.perf_counter() - start < 8  # no add waited for the blocked model
+    assert memory.summary() is None
+    gate.set()
+    assert memory.wait_for_folds(30)
+    assert memory.summary() is not None
+    assert len(memory.turns()) == 30
+    assert memory.context().tokens <= 400
+
+
+async def test_background_folds_in_async(store):
+    memory = RecursiveMemory("s", store=store, model=KeywordSummarizer(), max_tokens=400,
+                             max_summary_tokens=80, background_folds=True,
+                             retry=RetryPolicy(timeout=30))
+    for i in range(30):
+        await memory.aadd(Turn(role="user", text=f"async message {i} " * 5))
+    await memory.await_folds()
+    assert memory.summary() is not None
+    assert (await memory.acontext()).tokens <= 400

@@ -51,6 +51,7 @@ from functools import partial
 from os import PathLike
 from typing import Any, TypeVar
 
+from .background import BackgroundFolds
 from .config import MemoryConfig
 from .effects import EffectRunner, Steps, _Embed, _Io, _Llm
 from .embeddings import embedder_name, resolve_embedder
@@ -220,6 +221,9 @@ class RecursiveMemory(EffectRunner):
             ``"separate"`` (a second call per fold).
         fact_attempts: Times a malformed facts answer is asked again before the facts of
             that fold are skipped with a warning (default 2).
+        background_folds: Fold on a background thread (sync) or task (async) so that
+            ``add`` returns as soon as the turns are stored (default False). Reads during a
+            fold see the state before or after it, always within the budget.
         **config_fields: Fields of :class:`~.config.MemoryConfig`.
 
     Raises:
@@ -244,6 +248,7 @@ class RecursiveMemory(EffectRunner):
         extract_facts: bool = False,
         fact_mode: str = "combined",
         fact_attempts: int = 2,
+        background_folds: bool = False,
         **config_fields: Any,
     ) -> None:
         validate_scope(namespace, session_id)
@@ -274,6 +279,8 @@ class RecursiveMemory(EffectRunner):
         self.extract_facts = extract_facts
         self.fact_mode = fact_mode
         self.fact_attempts = fact_attempts
+        self.background_folds = background_folds
+        self._background = BackgroundFolds()
         self.store = store if store is not None else MemoryStore.persistent(path)
         self._extractive = ExtractiveSummarizer(self.counter)
         self._health = _health_for(self.store, namespace, session_id)
@@ -743,9 +750,12 @@ class RecursiveMemory(EffectRunner):
     def add(self, turns: Turn | Sequence[Turn], *, fold: bool = True) -> list[StoredTurn]:
         """Store turns durably, then fold if the window is over budget.
 
+        With ``background_folds=True`` the fold runs on a background thread and ``add``
+        returns as soon as the turns are stored (see :meth:`wait_for_folds`).
+
         Args:
             turns: One turn or several, in conversation order.
-            fold: Fold now if due (default). A failed fold is logged and retried later; it
+            fold: Fold if due (default). A failed fold is logged and retried later; it
                 never fails ``add``.
 
         Returns:
@@ -754,11 +764,37 @@ class RecursiveMemory(EffectRunner):
         Raises:
             StoreError: When the turns could not be stored (nothing was stored).
         """
-        return self._run(self._add_steps(_as_list(turns), fold))
+        inline = fold and not self.background_folds
+        stored = self._run(self._add_steps(_as_list(turns), inline))
+        if fold and self.background_folds:
+            self._background.submit(self._background_fold)
+        return stored
 
     async def aadd(self, turns: Turn | Sequence[Turn], *, fold: bool = True) -> list[StoredTurn]:
-        """Async twin of :meth:`add`."""
-        return await self._arun(self._add_steps(_as_list(turns), fold))
+        """Async twin of :meth:`add` (a background fold is an asyncio task)."""
+        inline = fold and not self.background_folds
+        stored = await self._arun(self._add_steps(_as_list(turns), inline))
+        if fold and self.background_folds:
+            self._background.submit_async(self._abackground_fold)
+        return stored
+
+    def _background_fold(self) -> None:
+        self._run(self._fold_steps(force=False, from_add=True))
+
+    async def _abackground_fold(self) -> None:
+        await self._arun(self._fold_steps(force=False, from_add=True))
+
+    def wait_for_folds(self, timeout: float | None = None) -> bool:
+        """Wait until no background fold of this memory is pending (sync ones).
+
+        Returns:
+            True if none is pending, False if ``timeout`` expired first.
+        """
+        return self._background.wait(timeout)
+
+    async def await_folds(self) -> None:
+        """Wait until this memory's background fold tasks (async ones) have finished."""
+        await self._background.await_tasks()
 
     def fold(self, *, force: bool = False) -> FoldResult:
         """Fold now if due (or unconditionally with ``force``), ignoring any cool-down.
