@@ -79,6 +79,8 @@ DEFAULT_NAMESPACE = "default"
 """The namespace used when none is given."""
 
 PATH_ENV = "LANGCHAIN_RECURSIVE_MEMORY_PATH"
+SCHEMA = 2
+"""Version of the record layout (2: selective session keys ``sk``/``open``/``skk``)."""
 MAX_ID_LENGTH = 1024
 _PREFIX_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,40}$")
 _SPACE_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,59}$")
@@ -230,11 +232,6 @@ class SessionInfo:
     created_at: float
 
 
-def _and(*conditions: Mapping[str, Any]) -> dict[str, Any]:
-    conds = [dict(c) for c in conditions]
-    return conds[0] if len(conds) == 1 else {"$and": conds}
-
-
 class MemoryStore:
     """Chroma-backed storage of turns and summaries.
 
@@ -372,12 +369,19 @@ class MemoryStore:
 
     def _collection(self, name: str, **options: Any) -> Any:
         full = f"{self.prefix}_{name}"
-        return self._call(
+        col = self._call(
             f"open collection {full!r}",
             lambda: self.client.get_or_create_collection(
-                full, embedding_function=None, metadata={"lrm_schema": 1}, **options
+                full, embedding_function=None, metadata={"lrm_schema": SCHEMA}, **options
             ),
         )
+        found = (col.metadata or {}).get("lrm_schema")
+        if found != SCHEMA:
+            raise StoreError(
+                f"collection {full!r} has lrm_schema={found!r}, this version needs {SCHEMA}: "
+                "it was written by a development version; use another prefix or path"
+            )
+        return col
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
         """Run a Chroma call; retry transient network failures with bounded backoff.
@@ -422,7 +426,10 @@ class MemoryStore:
 
     @staticmethod
     def _scope(namespace: str, session_id: str) -> dict[str, Any]:
-        return _and({"ns": namespace}, {"sid": session_id})
+        # One equality on the session key: Chroma's metadata filter cost grows with the
+        # records each predicate matches, so an unselective {"ns": ...} would make every
+        # read slow down as the whole database grows. Results are re-checked on ns/sid.
+        return {"sk": session_key(namespace, session_id)}
 
     # -- turns ---------------------------------------------------------------------------
 
@@ -500,9 +507,12 @@ class MemoryStore:
 
     @staticmethod
     def _turn_meta(namespace: str, session_id: str, s: StoredTurn) -> dict[str, Any]:
+        skey = session_key(namespace, session_id)
         meta: dict[str, Any] = {
             "ns": namespace,
             "sid": session_id,
+            "sk": skey,
+            "open": f"{skey}:1",
             "tid": s.id,
             "role": s.turn.role,
             "seq": s.seq,
@@ -530,21 +540,27 @@ class MemoryStore:
             turn, int(meta["seq"]), int(meta["tok"]), str(meta["enc"]), int(meta["folded"])
         )
 
-    def _get_turns(self, where: Mapping[str, Any]) -> list[StoredTurn]:
+    def _get_turns(
+        self, namespace: str, session_id: str, where: Mapping[str, Any]
+    ) -> list[StoredTurn]:
         got = self._call(
             "read turns",
             lambda: self._turns.get(where=dict(where), include=["documents", "metadatas"]),
         )
         docs = got["documents"] or []
         metas = got["metadatas"] or []
-        turns = [self._to_stored(d, m) for d, m in zip(docs, metas, strict=True)]
+        turns = [
+            self._to_stored(d, m)
+            for d, m in zip(docs, metas, strict=True)
+            if m.get("sid") == session_id and m.get("ns") == namespace
+        ]
         turns.sort(key=lambda s: (s.seq, s.id))
         return turns
 
     def turns(self, namespace: str, session_id: str) -> list[StoredTurn]:
         """Return every logged turn of the session, oldest first (folded or not)."""
         validate_scope(namespace, session_id)
-        out = self._get_turns(self._scope(namespace, session_id))
+        out = self._get_turns(namespace, session_id, self._scope(namespace, session_id))
         self._observe_seq(session_key(namespace, session_id), out)
         return out
 
@@ -605,6 +621,7 @@ class MemoryStore:
         meta: dict[str, Any] = {
             "ns": s.namespace,
             "sid": s.session_id,
+            "sk": session_key(s.namespace, s.session_id),
             "kind": kind,
             "version": s.version,
             "tok": s.tokens,
@@ -661,20 +678,26 @@ class MemoryStore:
         skey = session_key(namespace, session_id)
         if hint is None:
             hint = self._hint(namespace, session_id, skey)
-        where = _and(
-            {"ns": namespace},
-            {"sid": session_id},
-            {"kind": "version"},
-            {"version": {"$gte": hint}},
-        )
-        got = self._call(
-            "read summaries",
-            lambda: self._summaries.get(where=where, include=["documents", "metadatas"]),
-        )
-        versions = [
-            self._to_summary(d, m)
-            for d, m in zip(got["documents"] or [], got["metadatas"] or [], strict=True)
-        ]
+        # Versions are contiguous (each is written only after the one before it), so they
+        # are read by id, a page at a time, until one is missing: no filtered scan.
+        versions: list[Summary] = []
+        first = max(hint, 1)
+        page = 8
+        while True:
+            ids = [f"{skey}:v:{v:010d}" for v in range(first, first + page)]
+            got = self._call(
+                "read summaries",
+                partial(self._summaries.get, ids=ids, include=["documents", "metadatas"]),
+            )
+            found = [
+                self._to_summary(d, m)
+                for d, m in zip(got["documents"] or [], got["metadatas"] or [], strict=True)
+                if m.get("sid") == session_id and m.get("ns") == namespace
+            ]
+            versions.extend(found)
+            if len(found) < page:
+                break
+            first += page
         versions.sort(key=lambda s: s.version)
         if len(versions) > 8:
             # Others have been folding: refresh the hint from the current record.
@@ -695,7 +718,7 @@ class MemoryStore:
     def summaries(self, namespace: str, session_id: str) -> list[Summary]:
         """Return every summary version of the session, oldest first."""
         validate_scope(namespace, session_id)
-        where = _and({"ns": namespace}, {"sid": session_id}, {"kind": "version"})
+        where = self._scope(namespace, session_id)
         got = self._call(
             "read summaries",
             lambda: self._summaries.get(where=where, include=["documents", "metadatas"]),
@@ -703,6 +726,9 @@ class MemoryStore:
         out = [
             self._to_summary(d, m)
             for d, m in zip(got["documents"] or [], got["metadatas"] or [], strict=True)
+            if m.get("kind") == "version"
+            and m.get("sid") == session_id
+            and m.get("ns") == namespace
         ]
         out.sort(key=lambda s: s.version)
         return out
@@ -717,7 +743,7 @@ class MemoryStore:
         validate_scope(namespace, session_id)
         skey = session_key(namespace, session_id)
         hint = self._hint(namespace, session_id, skey)
-        unfolded = self._get_turns(_and({"ns": namespace}, {"sid": session_id}, {"folded": 0}))
+        unfolded = self._get_turns(namespace, session_id, {"open": f"{skey}:1"})
         self._observe_seq(skey, unfolded)
         versions = self._recent_versions(namespace, session_id, hint)
         named: set[str] = set()
@@ -760,7 +786,7 @@ class MemoryStore:
                 "flag folded turns",
                 lambda: self._turns.update(
                     ids=[f"{skey}:t:{t}" for t in flagged],
-                    metadatas=[{"folded": v} for v in flagged.values()],
+                    metadatas=[{"folded": v, "open": f"{skey}:0"} for v in flagged.values()],
                 ),
             )
         self._call(
@@ -790,7 +816,9 @@ class MemoryStore:
         ids = [f"{skey}:f:{f.key_hash}" for f in facts]
         existing = {f.key: f for f in self.get_facts(namespace, session_id, ids=ids)}
         merged = [merge_fact(existing.get(f.key), f) for f in facts]
-        metas = [{"ns": namespace, "sid": session_id, **f.to_metadata()} for f in merged]
+        metas = [
+            {"ns": namespace, "sid": session_id, "sk": skey, **f.to_metadata()} for f in merged
+        ]
         self._call(
             "write facts",
             lambda: self._facts.upsert(
@@ -862,6 +890,7 @@ class MemoryStore:
         if not records:
             return
         col = self._vector_collection(space)
+        skey = session_key(namespace, session_id)
         self._call(
             "write vectors",
             lambda: col.upsert(
@@ -871,6 +900,8 @@ class MemoryStore:
                     {
                         "ns": namespace,
                         "sid": session_id,
+                        "sk": skey,
+                        "skk": f"{skey}:{r.kind}",
                         "kind": r.kind,
                         "ref": r.ref,
                         "h": r.text_hash,
@@ -880,13 +911,19 @@ class MemoryStore:
             ),
         )
 
+    @staticmethod
+    def _kinds_scope(namespace: str, session_id: str, kinds: Sequence[str]) -> dict[str, Any]:
+        skey = session_key(namespace, session_id)
+        keys = [f"{skey}:{kind}" for kind in kinds]
+        return {"skk": keys[0]} if len(keys) == 1 else {"skk": {"$in": keys}}
+
     def get_vectors(
         self, space: str, namespace: str, session_id: str, kinds: Sequence[str]
     ) -> list[VectorRecord]:
         """Return the session's vector records of the given kinds (with their vectors)."""
         validate_scope(namespace, session_id)
         col = self._vector_collection(space)
-        where = _and({"ns": namespace}, {"sid": session_id}, {"kind": {"$in": list(kinds)}})
+        where = self._kinds_scope(namespace, session_id, kinds)
         got = self._call(
             "read vectors", lambda: col.get(where=where, include=["embeddings", "metadatas"])
         )
@@ -911,7 +948,7 @@ class MemoryStore:
         """Return up to ``n`` ``(kind, ref, distance)`` nearest to ``vector`` in the session."""
         validate_scope(namespace, session_id)
         col = self._vector_collection(space)
-        where = _and({"ns": namespace}, {"sid": session_id}, {"kind": {"$in": list(kinds)}})
+        where = self._kinds_scope(namespace, session_id, kinds)
         got = self._call(
             "query vectors",
             lambda: col.query(
@@ -951,7 +988,10 @@ class MemoryStore:
             lambda: self._notes.upsert(
                 ids=[f"{skey}:n:{n.turn_id}" for n in notes],
                 documents=[n.context for n in notes],
-                metadatas=[{"ns": namespace, "sid": session_id, **n.to_metadata()} for n in notes],
+                metadatas=[
+                    {"ns": namespace, "sid": session_id, "sk": skey, **n.to_metadata()}
+                    for n in notes
+                ],
                 embeddings=[_PLACEHOLDER] * len(notes),
             ),
         )
@@ -982,7 +1022,10 @@ class MemoryStore:
             lambda: self._events.upsert(
                 ids=[f"{skey}:e:{e.id}" for e in events],
                 documents=[e.summary for e in events],
-                metadatas=[{"ns": namespace, "sid": session_id, **e.to_metadata()} for e in events],
+                metadatas=[
+                    {"ns": namespace, "sid": session_id, "sk": skey, **e.to_metadata()}
+                    for e in events
+                ],
                 embeddings=[_PLACEHOLDER] * len(events),
             ),
         )
@@ -1020,7 +1063,7 @@ class MemoryStore:
     def _register(self, namespace: str, session_id: str, skey: str) -> None:
         if skey in self._registered:
             return
-        meta = {"ns": namespace, "sid": session_id, "created": time.time()}
+        meta = {"ns": namespace, "sid": session_id, "sk": skey, "created": time.time()}
         self._call(
             "register the session",
             lambda: self._sessions.add(

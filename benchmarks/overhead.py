@@ -1,0 +1,328 @@
+"""What the memory costs beyond Chroma itself (no LLM, a fixed precomputed embedding).
+
+Measures, in one run, on an embedded persistent store:
+
+1. ``add`` of one message against a raw chromadb ``add`` of the same record;
+2. the latency of a turn that triggers a fold against one that does not, with background
+   folds and a summarizer that takes ``--fold-ms`` (a stand-in for an LLM call);
+3. reading the context (``context()``, what ``messages`` returns) of a 100-message session
+   against a 10,000-message one;
+4. ``recall`` latency with 100,000 stored turns across 1,000 sessions, and the quality of
+   Chroma's per-session filtered vector search against exact search;
+5. token counting per turn at 10,000 messages.
+
+    python benchmarks/overhead.py [--sessions 1000] [--turns-per-session 100] [--repeat 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import RESULTS, console, print_table, write_results
+
+from langchain_recursive_memory.core import (
+    FunctionTextModel,
+    MemoryStore,
+    RecursiveMemory,
+    RetryPolicy,
+    TokenCounter,
+    Turn,
+)
+from langchain_recursive_memory.core.store import session_key
+
+DIM = 384
+WORDS = [
+    "garden",
+    "train",
+    "budget",
+    "Oslo",
+    "Lisbon",
+    "violin",
+    "cat",
+    "dog",
+    "recipe",
+    "marathon",
+    "museum",
+    "ticket",
+    "hotel",
+    "meeting",
+    "doctor",
+    "school",
+    "invoice",
+    "birthday",
+    "concert",
+    "weather",
+    "football",
+    "coffee",
+    "project",
+]
+
+
+class FixedEmbedder:
+    """A precomputed embedding: a fixed pseudo-random unit vector per text (no model)."""
+
+    model_name = "fixed"
+
+    def _vec(self, text: str) -> list[float]:
+        seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+        v = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+        return (v / np.linalg.norm(v)).tolist()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._vec(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vec(text)
+
+
+def message(rng: random.Random, i: int) -> str:
+    words = " ".join(rng.choice(WORDS) for _ in range(25))
+    return f"Message {i}: {words}."
+
+
+def pct(samples: list[float], q: float) -> float:
+    return float(np.percentile(samples, q) * 1000)
+
+
+def bench_add(tmp: Path, repeat: int) -> dict[str, float]:
+    import chromadb
+    from chromadb.config import Settings
+
+    rng = random.Random(1)
+    raw_client = chromadb.PersistentClient(
+        path=str(tmp / "raw"), settings=Settings(anonymized_telemetry=False)
+    )
+    raw = raw_client.get_or_create_collection("raw_turns", embedding_function=None)
+    store = MemoryStore.persistent(tmp / "ours")
+    memory = RecursiveMemory("add", store=store, max_tokens=2000, max_summary_tokens=300)
+    counter = TokenCounter()
+    skey = session_key("default", "add")
+    raw_ms, ours_ms = [], []
+    for i in range(repeat):
+        text = message(rng, i)
+        # The same record our log writes: document, metadata, one-dimensional embedding.
+        meta = {
+            "ns": "default",
+            "sid": "add",
+            "tid": f"r{i}",
+            "role": "user",
+            "seq": i,
+            "created": time.time(),
+            "tok": counter.count_turn(Turn(role="user", text=text)),
+            "enc": "o200k_base",
+            "folded": 0,
+        }
+        start = time.perf_counter()
+        raw.add(ids=[f"{skey}:t:r{i}"], documents=[text], metadatas=[meta], embeddings=[[0.0]])
+        raw_ms.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        memory.add(Turn(role="user", text=text))
+        ours_ms.append(time.perf_counter() - start)
+    return {
+        "raw_add_p50_ms": statistics.median(raw_ms) * 1000,
+        "memory_add_p50_ms": statistics.median(ours_ms) * 1000,
+        "add_ratio_p50": statistics.median(ours_ms) / statistics.median(raw_ms),
+        "memory_add_p95_ms": pct(ours_ms, 95),
+    }
+
+
+def bench_fold_latency(tmp: Path, fold_ms: float, repeat: int) -> dict[str, float]:
+    rng = random.Random(2)
+
+    def slow_summary(prompt: str) -> str:
+        time.sleep(fold_ms / 1000)
+        return "A short summary of the conversation so far."
+
+    model = FunctionTextModel(slow_summary)
+    out: dict[str, float] = {}
+    for background in (False, True):
+        memory = RecursiveMemory(
+            f"fold-{background}",
+            store=MemoryStore.persistent(tmp / "fold"),
+            model=model,
+            max_tokens=1200,
+            max_summary_tokens=100,
+            background_folds=background,
+            retry=RetryPolicy(attempts=1, timeout=60),
+        )
+        triggering, plain = [], []
+        for i in range(repeat):
+            before = memory.summary()
+            start = time.perf_counter()
+            memory.add(Turn(role="user", text=message(rng, i)))
+            took = time.perf_counter() - start
+            memory.wait_for_folds(60)
+            after = memory.summary()
+            folded = (after.version if after else 0) > (before.version if before else 0)
+            (triggering if folded else plain).append(took)
+        label = "background" if background else "inline"
+        out[f"{label}_fold_turn_p50_ms"] = statistics.median(triggering) * 1000
+        out[f"{label}_plain_turn_p50_ms"] = statistics.median(plain) * 1000
+        out[f"{label}_fold_turns"] = len(triggering)
+    return out
+
+
+def bench_context(tmp: Path, repeat: int) -> dict[str, float]:
+    rng = random.Random(3)
+    store = MemoryStore.persistent(tmp / "ctx")
+    out: dict[str, float] = {}
+    for size in (100, 10_000):
+        memory = RecursiveMemory(f"ctx-{size}", store=store, max_tokens=2000)
+        for start in range(0, size, 50):
+            memory.add([Turn(role="user", text=message(rng, i)) for i in range(start, start + 50)])
+        samples = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            ctx = memory.context()
+            samples.append(time.perf_counter() - t0)
+            assert ctx.tokens <= 2000
+        out[f"context_{size}_p50_ms"] = statistics.median(samples) * 1000
+    out["context_ratio_10000_over_100"] = out["context_10000_p50_ms"] / out["context_100_p50_ms"]
+    return out
+
+
+def bench_recall(tmp: Path, sessions: int, per_session: int, repeat: int) -> dict[str, float]:
+    rng = random.Random(4)
+    store = MemoryStore.persistent(tmp / "recall")
+    embedder = FixedEmbedder()
+    built = time.perf_counter()
+    for s in range(sessions):
+        memory = RecursiveMemory(
+            f"user-{s}", store=store, embedder=embedder, max_tokens=1000, max_summary_tokens=100
+        )
+        memory.add(
+            [Turn(role="user", text=message(rng, i)) for i in range(per_session)], fold=False
+        )
+        memory.fold(force=True)  # archives (and embeds) all but the recent window
+    build_s = time.perf_counter() - built
+    latencies = []
+    for _ in range(repeat):
+        sid = f"user-{rng.randrange(sessions)}"
+        memory = RecursiveMemory(
+            sid, store=store, embedder=embedder, max_tokens=1000, max_summary_tokens=100
+        )
+        query = " ".join(rng.choice(WORDS) for _ in range(4))
+        t0 = time.perf_counter()
+        hits = memory.recall(query, k=5)
+        latencies.append(time.perf_counter() - t0)
+        assert all(h.kind == "turn" for h in hits)
+    # Filtered search quality: Chroma's per-session kNN against exact search.
+    space = next(iter(store._vectors))
+    recalls = []
+    for _ in range(min(repeat, 200)):
+        sid = f"user-{rng.randrange(sessions)}"
+        records = store.get_vectors(space, "default", sid, ["turn"])
+        matrix = np.asarray([r.vector for r in records], np.float32)
+        q = np.asarray(embedder.embed_query(" ".join(rng.choice(WORDS) for _ in range(4))))
+        exact = {records[i].ref for i in np.argsort(-(matrix @ q))[:10]}
+        got = {ref for _, ref, _ in store.query_vectors(space, "default", sid, q.tolist(), 10)}
+        recalls.append(len(exact & got) / len(exact))
+    total = store._vector_collection(space).count()
+    return {
+        "stored_turns": sessions * per_session,
+        "stored_vectors": total,
+        "build_seconds": build_s,
+        "recall_p50_ms": statistics.median(latencies) * 1000,
+        "recall_p95_ms": pct(latencies, 95),
+        "filtered_knn_recall_at_10": float(np.mean(recalls)),
+    }
+
+
+def bench_tokens(repeat: int) -> dict[str, float]:
+    rng = random.Random(5)
+    counter = TokenCounter()
+    turns = [Turn(role="user", text=message(rng, i)) for i in range(10_000)]
+    t0 = time.perf_counter()
+    for turn in turns:
+        counter.count_turn(turn)
+    first = (time.perf_counter() - t0) / len(turns)
+    t0 = time.perf_counter()
+    for turn in turns[-repeat:]:
+        counter.count_turn(turn)
+    cached = (time.perf_counter() - t0) / repeat
+    return {"count_new_turn_us": first * 1e6, "count_cached_turn_us": cached * 1e6}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=1000)
+    parser.add_argument("--turns-per-session", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=200)
+    parser.add_argument("--fold-ms", type=float, default=300.0)
+    args = parser.parse_args()
+    results: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        tmp = Path(tmp_dir)
+        for name, run in (
+            ("add", lambda: bench_add(tmp, args.repeat)),
+            ("fold latency", lambda: bench_fold_latency(tmp, args.fold_ms, args.repeat)),
+            ("context", lambda: bench_context(tmp, args.repeat)),
+            (
+                "recall",
+                lambda: bench_recall(tmp, args.sessions, args.turns_per_session, args.repeat),
+            ),
+            ("tokens", lambda: bench_tokens(args.repeat)),
+        ):
+            console.print(f"[bold]{name}[/] ...")
+            results.update(run())
+    targets = {
+        "add_ratio_p50": ("<= 1.5", results["add_ratio_p50"] <= 1.5),
+        "context_ratio_10000_over_100": ("<= 1.2", results["context_ratio_10000_over_100"] <= 1.2),
+        "recall_p50_ms": ("<= 20", results["recall_p50_ms"] <= 20),
+        "filtered_knn_recall_at_10": (">= 0.99", results["filtered_knn_recall_at_10"] >= 0.99),
+    }
+    print_table(
+        "Overhead (medians of one run; embedded persistent Chroma, no LLM)",
+        ["measure", "value", "target", "met"],
+        [[k, v, *(targets.get(k, ("", "")))] for k, v in results.items()],
+    )
+    path = write_results(
+        "overhead",
+        {"args": vars(args), "results": results, "targets": {k: v[0] for k, v in targets.items()}},
+    )
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    labels = [
+        "raw add",
+        "memory add",
+        "fold turn\n(inline)",
+        "fold turn\n(background)",
+        "context\n100 msgs",
+        "context\n10k msgs",
+        "recall\n100k turns",
+    ]
+    values = [
+        results["raw_add_p50_ms"],
+        results["memory_add_p50_ms"],
+        results["inline_fold_turn_p50_ms"],
+        results["background_fold_turn_p50_ms"],
+        results["context_100_p50_ms"],
+        results["context_10000_p50_ms"],
+        results["recall_p50_ms"],
+    ]
+    ax.bar(labels, values)
+    ax.set_ylabel("median latency (ms)")
+    ax.set_title("Memory overhead against raw Chroma")
+    fig.tight_layout()
+    fig.savefig(RESULTS / "overhead.png", dpi=120)
+    console.print(f"wrote {path} and {RESULTS / 'overhead.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
