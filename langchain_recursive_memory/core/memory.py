@@ -44,6 +44,7 @@ import asyncio
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -84,7 +85,13 @@ from .summarizer import (
 )
 from .tokenizer import REPLY_PRIMING_TOKENS, TokenCounter
 from .turn import Turn
-from .window import drop_orphan_results, plan_fold, select_suffix, window_units
+from .window import (
+    drop_orphan_results,
+    plan_fold,
+    select_suffix,
+    turn_tokens,
+    window_units,
+)
 
 __all__ = ["Context", "FoldResult", "HybridMemory", "RecursiveMemory"]
 
@@ -162,6 +169,8 @@ class _Health:
     retry_at: float = 0.0
     last_error: Exception | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # This process's view of the unfolded window: (tokens, messages), None when unknown.
+    window: tuple[int, int] | None = None
 
 
 _HEALTH: dict[tuple[str, str, str, str], _Health] = {}
@@ -186,6 +195,21 @@ def _health_for(store: MemoryStore, namespace: str, session_id: str) -> _Health:
 class _LexicalCache:
     signature: tuple[Any, ...] = ()
     index: LexicalIndex | None = None
+
+
+_LEXICAL: OrderedDict[tuple[str, str, str, str], _LexicalCache] = OrderedDict()
+_LEXICAL_SIZE = 256
+
+
+def _lexical_cache_for(store: MemoryStore, namespace: str, session_id: str) -> _LexicalCache:
+    """The BM25 index cache of a session, shared in the process (least recently used out)."""
+    key = (store.identity, store.prefix, namespace, session_id)
+    with _HEALTH_LOCK:
+        cache = _LEXICAL.pop(key, None) or _LexicalCache()
+        _LEXICAL[key] = cache
+        while len(_LEXICAL) > _LEXICAL_SIZE:
+            _LEXICAL.popitem(last=False)
+        return cache
 
 
 def _fmt_time(ts: float | None) -> str:
@@ -284,7 +308,6 @@ class RecursiveMemory(EffectRunner):
         self.store = store if store is not None else MemoryStore.persistent(path)
         self._extractive = ExtractiveSummarizer(self.counter)
         self._health = _health_for(self.store, namespace, session_id)
-        self._lexical = _LexicalCache()
         self._space: str | None = None
         if model is None:
             logger.info(
@@ -315,9 +338,35 @@ class RecursiveMemory(EffectRunner):
         stored: list[StoredTurn] = yield _Io(
             lambda: self.store.append(self.namespace, self.session_id, items, counts, enc)
         )
-        if fold:
+        if fold and not self._fold_clearly_not_due(sum(counts), len(items)):
             yield from self._fold_steps(force=False, from_add=True)
         return stored
+
+    def _fold_clearly_not_due(self, tokens: int, messages: int) -> bool:
+        """Whether this process's view of the window says no fold is due after an add.
+
+        The view comes from the last read or fold of the session in this process plus the
+        turns added since; when it is unknown, or the add may reach the budget, the store is
+        read and the fold decided on the real state. Another process's turns are seen at
+        the next read (every read is budget-checked on its own).
+        """
+        health = self._health
+        view = health.window
+        if view is None:
+            return False
+        tokens += view[0]
+        messages += view[1]
+        cfg = self.config
+        if tokens > cfg.window_budget or (
+            cfg.max_messages is not None and messages > cfg.max_messages
+        ):
+            return False
+        health.window = (tokens, messages)
+        return True
+
+    def _observe_window(self, turns: Sequence[StoredTurn]) -> None:
+        tokens = sum(turn_tokens(t, self.counter) for t in turns)
+        self._health.window = (tokens, len(turns))
 
     def _fold_steps(self, force: bool, from_add: bool) -> Steps[FoldResult]:
         health = self._health
@@ -335,9 +384,11 @@ class RecursiveMemory(EffectRunner):
                 )
                 summary = state.summary
                 plan = plan_fold(state.turns, self.config, self.counter, force=force)
+                self._observe_window(state.turns)
                 if plan is None:
                     break
                 pending = list(plan.folded)
+                done_ids: set[str] = set()
                 repair = state.repair_ids
                 lost = False
                 for chunk in plan.chunks:
@@ -361,6 +412,8 @@ class RecursiveMemory(EffectRunner):
                     summary, repair = new, ()
                     versions += 1
                     folded += len(chunk)
+                    done_ids.update(new.turn_ids)
+                    self._observe_window([t for t in state.turns if t.id not in done_ids])
                     pending = pending[len(chunk) :]
                     facts += yield from self._derived_steps(chunk, done.facts)
                 if not lost:
@@ -560,16 +613,20 @@ class RecursiveMemory(EffectRunner):
             raise InvalidInputError.for_value("query", query, "must be a str")
         if k < 1:
             raise InvalidInputError.for_value("k", k, "must be >= 1")
-        if exclude is None:
-            state: SessionState = yield _Io(
-                lambda: self.store.load(self.namespace, self.session_id)
-            )
-            exclude = {t.id for t in self.build_context(state).window if t.id is not None}
         turns: list[StoredTurn] = []
         facts: list[Fact] = []
-        if "turn" in kinds:
+        if "turn" in kinds or exclude is None:
             turns = yield _Io(lambda: self.store.turns(self.namespace, self.session_id))
+        if exclude is None:
+            # The window, from the turns just read (one read less than a full load).
+            state: SessionState = yield _Io(
+                partial(self.store.state_from_turns, self.namespace, self.session_id, turns)
+            )
+            exclude = {t.id for t in self.build_context(state).window if t.id is not None}
+        if "turn" in kinds:
             turns = [t for t in turns if t.id not in exclude and t.turn.text.strip()]
+        else:
+            turns = []
         if "fact" in kinds:
             facts = yield _Io(lambda: self.store.get_facts(self.namespace, self.session_id))
         keys = [f"fact:{f.key}" for f in facts] + [f"turn:{t.id}" for t in turns]
@@ -616,7 +673,7 @@ class RecursiveMemory(EffectRunner):
 
     def _lexical_index(self, keys: list[str], texts: list[str]) -> LexicalIndex:
         signature = (len(keys), hash(tuple(keys)), hash(tuple(texts)))
-        cache = self._lexical
+        cache = _lexical_cache_for(self.store, self.namespace, self.session_id)
         if cache.index is None or cache.signature != signature:
             cache.index = LexicalIndex(texts)
             cache.signature = signature
@@ -651,6 +708,7 @@ class RecursiveMemory(EffectRunner):
 
     def _context_steps(self, query: str | None, k: int | None) -> Steps[Context]:
         state: SessionState = yield _Io(lambda: self.store.load(self.namespace, self.session_id))
+        self._observe_window(state.turns)
         base = self.build_context(state)
         if query is None or not query.strip() or self.config.recall_tokens == 0:
             return base
@@ -888,7 +946,11 @@ class RecursiveMemory(EffectRunner):
         self.store.clear(self.namespace, self.session_id)
         health = self._health
         health.failures, health.retry_at, health.last_error = 0, 0.0, None
-        self._lexical = _LexicalCache()
+        health.window = None
+        with _HEALTH_LOCK:
+            _LEXICAL.pop(
+                (self.store.identity, self.store.prefix, self.namespace, self.session_id), None
+            )
 
     async def aclear(self) -> None:
         """Async twin of :meth:`clear`."""

@@ -753,6 +753,22 @@ class MemoryStore:
         repair = tuple(t.id for t in unfolded if t.id in named)
         return SessionState(versions[-1] if versions else None, turns, repair)
 
+    def state_from_turns(
+        self, namespace: str, session_id: str, turns: Sequence[StoredTurn]
+    ) -> SessionState:
+        """Like :meth:`load`, from an already read full list of the session's turns."""
+        validate_scope(namespace, session_id)
+        versions = self._recent_versions(namespace, session_id)
+        named: set[str] = set()
+        for v in versions:
+            named.update(v.turn_ids)
+        unfolded = [t for t in turns if t.folded_in == 0]
+        return SessionState(
+            versions[-1] if versions else None,
+            tuple(t for t in unfolded if t.id not in named),
+            tuple(t.id for t in unfolded if t.id in named),
+        )
+
     def commit_summary(self, new: Summary, repair_ids: Sequence[str] = ()) -> bool:
         """Write summary version ``new`` if no other writer has written that version.
 
