@@ -15,8 +15,6 @@ offline (run with --model provider:model to measure with a real model).
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -24,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import RESULTS, console, load_locomo, locomo_turns, print_table, write_results
+from _standins import summary_stand_in
 
 from langchain_recursive_memory.core import (
     CountingTextModel,
@@ -36,42 +35,6 @@ from langchain_recursive_memory.core import (
 )
 
 PRICE_IN, PRICE_OUT = 0.15, 0.60  # gpt-4o-mini list prices, USD per million tokens
-_LINE_RE = re.compile(r"^\[(\d+)\] (?:\[[^\]]*\] )?\w+(?: \(([^)]*)\))?: (.*)$")
-
-
-def stand_in(prompt: str) -> str:
-    """Answer like a compliant model: a summary near the cap, facts as JSON lines."""
-    cap_match = re.search(r"at most (\d+) tokens", prompt)
-    cap = int(cap_match.group(1)) if cap_match else 200
-    block = prompt.split("<messages>\n")[-1].split("\n</messages>")[0]
-    if prompt.startswith("Shorten"):
-        return " ".join(prompt.split()[-int(cap * 0.7) :])
-    facts = []
-    for line in block.splitlines():
-        match = _LINE_RE.match(line)
-        if not match:
-            continue
-        number, speaker, text = match.groups()
-        if re.search(r"\d|\b[A-Z][a-z]+\b", text[1:]):
-            fact = " ".join(text.split()[:18])
-            facts.append(
-                json.dumps(
-                    {
-                        "key": f"{(speaker or 'user').lower()}/{abs(hash(fact)) % 10**8}",
-                        "subject": speaker or "",
-                        "fact": fact,
-                        "time": "",
-                        "sources": [int(number)],
-                    }
-                )
-            )
-    words = re.findall(r"[A-Za-z0-9']+", block)
-    summary = " ".join(words[: int(cap * 0.6)]) + "."
-    if "<facts></facts>" in prompt and prompt.startswith("You maintain"):
-        return f"<summary>{summary}</summary>\n<facts>\n" + "\n".join(facts) + "\n</facts>"
-    if prompt.startswith("Extract the atomic facts"):
-        return "<facts>\n" + "\n".join(facts) + "\n</facts>"
-    return summary
 
 
 def run(samples, mode: str, model_name: str | None) -> dict:
@@ -81,7 +44,7 @@ def run(samples, mode: str, model_name: str | None) -> dict:
 
         inner = resolve_text_model(model_name)
     else:
-        inner = FunctionTextModel(stand_in, name="stand-in")
+        inner = FunctionTextModel(summary_stand_in, name="stand-in")
     model = CountingTextModel(inner, counter)
     turns_total = folds = facts = 0
     with tempfile.TemporaryDirectory() as tmp:
