@@ -36,10 +36,11 @@ def machine() -> dict[str, Any]:
     }
 
 
-def write_results(name: str, data: dict[str, Any]) -> Path:
-    """Write ``benchmarks/results/<name>.json`` with the machine description."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"{name}.json"
+def write_results(name: str, data: dict[str, Any], *, directory: Path | None = None) -> Path:
+    """Write ``<name>.json`` to ``benchmarks/results`` (or ``directory``) with machine info."""
+    target = RESULTS if directory is None else Path(directory)
+    target.mkdir(parents=True, exist_ok=True)
+    path = target / f"{name}.json"
     path.write_text(json.dumps({"machine": machine(), **data}, indent=2, default=str))
     return path
 
