@@ -36,6 +36,27 @@ def machine() -> dict[str, Any]:
     }
 
 
+def code_version(root: Path = ROOT) -> dict[str, Any]:
+    """The git commit measured, and the library files that differ from it (if any)."""
+    import subprocess
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    commit = (git("rev-parse", "HEAD") or "").strip() or None
+    status = git("status", "--porcelain", "--", "langchain_recursive_memory", "llamaindex_higmem")
+    return {
+        "commit": commit,
+        "modified_library_files": [line[3:] for line in (status or "").splitlines() if line],
+    }
+
+
 def write_results(name: str, data: dict[str, Any], *, directory: Path | None = None) -> Path:
     """Write ``<name>.json`` to ``benchmarks/results`` (or ``directory``) with machine info."""
     target = RESULTS if directory is None else Path(directory)

@@ -52,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (
     DEFAULT_LOCOMO,
     RESULTS,
+    code_version,
     console,
     evidence_ids,
     load_locomo,
@@ -985,6 +986,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "store": "temporary" if tmp is not None else str(store_dir),
             "wall_seconds": elapsed,
             "texts_embedded": getattr(embedder, "texts_embedded", 0),
+            "code": code_version(),
         },
         details=args.details,
     )
