@@ -20,7 +20,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,8 @@ from .core.errors import ConfigurationError
 from .core.memory import Context, FoldResult, RecursiveMemory
 from .core.retry import RetryPolicy
 from .core.store import DEFAULT_NAMESPACE, MemoryStore, Summary
-from .language_models import resolve_text_model
+from .core.usage import Usage, UsageRecord
+from .language_models import LangChainTextModel, resolve_text_model
 from .messages import is_summary_message, message_to_turn, turn_to_message
 from .retrievers import RecursiveMemoryRetriever
 
@@ -80,6 +81,9 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
             0); ``messages`` then leaves that share free for ``as_retriever()``'s output.
         background_folds: Fold on a background thread/task so ``add_messages`` returns as
             soon as the messages are stored (default False).
+        callbacks: LangChain callback handlers: they see the summarizer's calls (tagged
+            ``langchain-recursive-memory``) and, after each fold, a custom event
+            ``langchain_recursive_memory.usage`` with the calls and tokens it spent.
         config: A full :class:`~.core.MemoryConfig` instead of the budget arguments.
         memory: A ready :class:`~.core.RecursiveMemory` (overrides everything else).
     """
@@ -105,6 +109,7 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
         extract_facts: bool = False,
         recall_tokens: int = 0,
         background_folds: bool = False,
+        callbacks: Any = None,
         config: MemoryConfig | None = None,
         memory: RecursiveMemory | None = None,
     ) -> None:
@@ -129,9 +134,17 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
                     summary_role=_ROLE_NAMES.get(summary_role, summary_role),
                     recall_tokens=recall_tokens,
                 )
+            model = resolve_text_model(llm)
+            if isinstance(model, LangChainTextModel):
+                model.config = {
+                    **(model.config or {}),
+                    "callbacks": callbacks,
+                    "tags": ["langchain-recursive-memory"],
+                    "metadata": {"lrm_session_id": session_id, "lrm_namespace": namespace},
+                }
             memory = RecursiveMemory(
                 session_id,
-                model=resolve_text_model(llm),
+                model=model,
                 store=store,
                 namespace=namespace,
                 config=config,
@@ -143,6 +156,8 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
             )
         self.memory = memory
         self.session_id = memory.session_id
+        if callbacks:
+            memory.usage_listeners.append(_usage_to_callbacks(callbacks))
 
     def __repr__(self) -> str:
         return f"RecursiveSummaryChatMessageHistory({self.memory!r})"
@@ -215,6 +230,10 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
         """Async twin of :meth:`fold`."""
         return await self.memory.afold(force=force)
 
+    def usage(self) -> Usage:
+        """What this session's memory upkeep has spent (LLM calls, input/output tokens)."""
+        return self.memory.usage()
+
     def as_retriever(self, **kwargs: Any) -> RecursiveMemoryRetriever:
         """Return a :class:`~.retrievers.RecursiveMemoryRetriever` over this session.
 
@@ -222,3 +241,18 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
             **kwargs: Its fields (``k``, ``kinds``, ``max_tokens``).
         """
         return RecursiveMemoryRetriever(memory=self.memory, **kwargs)
+
+
+USAGE_EVENT = "langchain_recursive_memory.usage"
+
+
+def _usage_to_callbacks(callbacks: Any) -> Callable[[UsageRecord], None]:
+    """A usage listener that sends each record to LangChain callbacks as a custom event."""
+    from langchain_core.callbacks import CallbackManager
+
+    manager = CallbackManager.configure(inheritable_callbacks=callbacks)
+
+    def emit(record: UsageRecord) -> None:
+        manager.on_custom_event(USAGE_EVENT, record.to_dict())
+
+    return emit

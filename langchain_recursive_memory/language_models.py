@@ -21,15 +21,18 @@ from langchain_core.messages import BaseMessage
 
 from .core.errors import ConfigurationError, ModelOutputError
 from .core.models import TextModel
+from .core.usage import ModelText
 
 __all__ = ["LangChainTextModel", "resolve_text_model"]
 
 
 def _answer_text(answer: Any) -> str:
+    """The answer's text, carrying the provider's token usage when it reported it."""
     if isinstance(answer, str):
         return answer
     if isinstance(answer, BaseMessage):
-        return answer.text
+        usage = getattr(answer, "usage_metadata", None) or {}
+        return ModelText(answer.text, usage.get("input_tokens"), usage.get("output_tokens"))
     raise ModelOutputError(f"the model returned {type(answer).__name__}, not a message or str")
 
 
@@ -37,7 +40,10 @@ class LangChainTextModel:
     """A :class:`~.core.TextModel` over any LangChain chat model or LLM.
 
     The prompt is sent as one user message; the answer's text is returned (content blocks
-    other than text, such as reasoning, are ignored).
+    other than text, such as reasoning, are ignored), with the provider's token usage
+    (``usage_metadata``) attached for the upkeep accounting. ``config`` reaches every call,
+    so LangChain callbacks and tracing (LangSmith) see the memory's model calls, tagged
+    ``langchain-recursive-memory`` when the history builds it.
 
     Args:
         model: A ``BaseChatModel`` or ``BaseLLM``.

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,8 @@ from typing import Any, TypeVar, cast
 from .errors import EmbeddingError, ModelError
 from .models import Embedder, TextModel, check_vectors
 from .retry import RetryPolicy, acall_with_timeout, call_with_timeout
+from .tokenizer import TokenCounter
+from .usage import Usage
 
 __all__ = ["EffectRunner", "Steps"]
 
@@ -51,10 +54,14 @@ class _Io:
 
 @dataclass(frozen=True, slots=True)
 class _Llm:
-    """A model call; ``parse`` validates the answer (a failure counts as a failed attempt)."""
+    """A model call; ``parse`` validates the answer (a failure counts as a failed attempt).
+
+    ``purpose`` labels the call in the upkeep accounting (``"fold"``, ``"facts"``...).
+    """
 
     prompt: str
     parse: Callable[[object], Any]
+    purpose: str = "fold"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +98,50 @@ class EffectRunner:
     retry: RetryPolicy = RetryPolicy()
     embed_batch_size: int = 64
     """Texts per embedding call; each call gets the retry policy's timeout."""
+    _usage_lock: threading.Lock | None = None
+    _usage_acc: dict[str, Usage] | None = None
+
+    # -- upkeep accounting ------------------------------------------------------------------
+
+    def _account(self, purpose: str, prompt: str, answer: object | None) -> None:
+        """Add one model call to this runner's pending usage."""
+        if self._usage_lock is None:
+            self._usage_lock = threading.Lock()
+        with self._usage_lock:
+            if self._usage_acc is None:
+                self._usage_acc = {}
+            usage = self._usage_acc.setdefault(purpose, Usage())
+            if answer is None:
+                usage.failed_calls += 1
+                return
+            text = answer if isinstance(answer, str) else str(answer)
+            reported_in = getattr(answer, "input_tokens", None)
+            reported_out = getattr(answer, "output_tokens", None)
+            counter = self._usage_counter()
+            usage.calls += 1
+            if isinstance(reported_in, int) and isinstance(reported_out, int):
+                usage.reported_calls += 1
+                usage.input_tokens += reported_in
+                usage.output_tokens += reported_out
+            else:
+                usage.input_tokens += counter.count_text(prompt)
+                usage.output_tokens += counter.count_text(text)
+
+    def _usage_counter(self) -> TokenCounter:
+        counter = getattr(self, "counter", None)
+        if isinstance(counter, TokenCounter):
+            return counter
+        return TokenCounter()
+
+    def _take_usage(self) -> dict[str, Usage]:
+        if self._usage_lock is None:
+            return {}
+        with self._usage_lock:
+            taken, self._usage_acc = self._usage_acc or {}, {}
+        return taken
+
+    def _emit_usage(self, usage: dict[str, Usage]) -> None:
+        """Called after each run with what its model calls spent (override to record it)."""
 
     # -- drivers ----------------------------------------------------------------------------
 
@@ -100,6 +151,16 @@ class EffectRunner:
         except BaseException:
             steps.close()  # run the step's finally blocks now (locks), not at GC time
             raise
+        finally:
+            self._flush_usage()
+
+    def _flush_usage(self) -> None:
+        usage = self._take_usage()
+        if usage:
+            try:
+                self._emit_usage(usage)
+            except Exception as exc:  # accounting never breaks an operation
+                logger.warning("upkeep usage not recorded: %s", exc)
 
     def _drive(self, steps: Steps[R]) -> R:
         send: Any = None
@@ -124,6 +185,9 @@ class EffectRunner:
         except BaseException:
             steps.close()  # cancellation included: release the step's locks at once
             raise
+        finally:
+            if self._usage_acc:
+                await asyncio.to_thread(self._flush_usage)
 
     async def _adrive(self, steps: Steps[R]) -> R:
         send: Any = None
@@ -179,8 +243,11 @@ class EffectRunner:
                 answer = call_with_timeout(
                     lambda: model.complete(effect.prompt), self.retry.timeout, "model"
                 )
-                return effect.parse(answer)
+                parsed = effect.parse(answer)
+                self._account(effect.purpose, effect.prompt, answer)
+                return parsed
             except Exception as exc:
+                self._account(effect.purpose, effect.prompt, None)
                 last = exc
                 logger.info("model attempt %d failed: %s", attempt + 1, exc)
                 if attempt < len(delays):
@@ -198,8 +265,11 @@ class EffectRunner:
                 answer = await acall_with_timeout(
                     model.acomplete(effect.prompt), self.retry.timeout, "model"
                 )
-                return effect.parse(answer)
+                parsed = effect.parse(answer)
+                self._account(effect.purpose, effect.prompt, answer)
+                return parsed
             except Exception as exc:
+                self._account(effect.purpose, effect.prompt, None)
                 last = exc
                 logger.info("model attempt %d failed: %s", attempt + 1, exc)
                 if attempt < len(delays):

@@ -57,7 +57,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import partial
@@ -83,6 +83,7 @@ from .retry import RetryPolicy
 from .store import DEFAULT_NAMESPACE, MemoryStore, StoredTurn, VectorRecord, validate_scope
 from .tokenizer import TokenCounter
 from .turn import Turn
+from .usage import Usage, UsageRecord
 
 __all__ = ["HiGMem", "HiGMemConfig", "RetrievedTurn"]
 
@@ -352,6 +353,8 @@ class HiGMem(EffectRunner):
         config: A :class:`HiGMemConfig`; or give its fields as keyword arguments.
         retry: Retries, timeouts of model and embedding calls.
         counter: Token counter for prompt lines (default ``TokenCounter()``).
+        on_usage: Called with a :class:`~.usage.UsageRecord` after each operation that
+            called the model (also kept in the store: see :meth:`usage`).
         **config_fields: Fields of :class:`HiGMemConfig`.
     """
 
@@ -367,6 +370,7 @@ class HiGMem(EffectRunner):
         config: HiGMemConfig | None = None,
         retry: RetryPolicy | None = None,
         counter: TokenCounter | None = None,
+        on_usage: Callable[[UsageRecord], None] | None = None,
         **config_fields: Any,
     ) -> None:
         validate_scope(namespace, session_id)
@@ -392,6 +396,7 @@ class HiGMem(EffectRunner):
         self._index_lock = threading.Lock()
         self._ranker = _RankerCache()
         self._state: tuple[tuple[Any, ...], _State] | None = None
+        self.usage_listeners: list[Callable[[UsageRecord], None]] = [on_usage] if on_usage else []
 
     def __repr__(self) -> str:
         return (
@@ -584,7 +589,9 @@ class HiGMem(EffectRunner):
             turns="\n".join(self._line(n, t) for n, t in enumerate(batch, start=1)),
             rewrite_limit=cfg.rewrite_limit,
         )
-        analysis: _Analysis = yield _Llm(prompt, partial(_parse_analysis, n_turns=len(batch)))
+        analysis: _Analysis = yield _Llm(
+            prompt, partial(_parse_analysis, n_turns=len(batch)), "higmem-index"
+        )
         now = time.time()
         new_ids: dict[str, str] = {}
         notes: list[TurnNote] = []
@@ -862,7 +869,9 @@ class HiGMem(EffectRunner):
         query = question
         if cfg.query_rewrite:
             rewritten: str = yield _Llm(
-                _REWRITE_PROMPT.format(question=question), lambda a: str(a).strip() or question
+                _REWRITE_PROMPT.format(question=question),
+                lambda a: str(a).strip() or question,
+                "higmem-retrieve",
             )
             query = rewritten
         found: dict[str, tuple[str, ...]] = dict.fromkeys(
@@ -884,6 +893,7 @@ class HiGMem(EffectRunner):
                             question=question,
                         ),
                         partial(_parse_number_list, size=len(members)),
+                        "higmem-retrieve",
                     )
                     for event, members in prompts
                 )
@@ -905,6 +915,7 @@ class HiGMem(EffectRunner):
                         turns="\n".join(self._line(n, by_id[t]) for n, t in enumerate(chunk, 1)),
                     ),
                     partial(_parse_number_list, size=len(chunk)),
+                    "higmem-retrieve",
                 )
                 for chunk in chunks
             )
@@ -939,6 +950,33 @@ class HiGMem(EffectRunner):
                 return chosen
         index = LexicalIndex([e.index_text for e in events])
         return [events[i] for i, _ in index.search(query, k)] or events[:k]
+
+    # -- upkeep accounting ------------------------------------------------------------------
+
+    def _emit_usage(self, usage: dict[str, Usage]) -> None:
+        now = time.time()
+        records = [
+            UsageRecord(self.namespace, self.session_id, purpose, spent, now)
+            for purpose, spent in usage.items()
+        ]
+        self.store.add_usage(records)
+        for listener in list(self.usage_listeners):
+            for record in records:
+                listener(record)
+
+    def usage(self) -> Usage:
+        """Return what this session's upkeep has spent: LLM calls and tokens, in total.
+
+        Every process's spend is in the store; see :meth:`usage_by_purpose` for the split.
+        """
+        total = Usage()
+        for spent in self.usage_by_purpose().values():
+            total.add(spent)
+        return total
+
+    def usage_by_purpose(self) -> dict[str, Usage]:
+        """Return this session's upkeep spend per purpose (``"fold"``, ``"facts"``...)."""
+        return self.store.usage(self.namespace, self.session_id)
 
     # -- public API: sync and async twins ---------------------------------------------------
 

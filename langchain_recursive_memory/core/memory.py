@@ -45,7 +45,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import partial
@@ -85,6 +85,7 @@ from .summarizer import (
 )
 from .tokenizer import REPLY_PRIMING_TOKENS, TokenCounter
 from .turn import Turn
+from .usage import Usage, UsageRecord
 from .window import (
     drop_orphan_results,
     plan_fold,
@@ -245,6 +246,8 @@ class RecursiveMemory(EffectRunner):
             ``"separate"`` (a second call per fold).
         fact_attempts: Times a malformed facts answer is asked again before the facts of
             that fold are skipped with a warning (default 2).
+        on_usage: Called with a :class:`~.usage.UsageRecord` after each operation that
+            called the model (also kept in the store: see :meth:`usage`).
         background_folds: Fold on a background thread (sync) or task (async) so that
             ``add`` returns as soon as the turns are stored (default False). Reads during a
             fold see the state before or after it, always within the budget.
@@ -273,6 +276,7 @@ class RecursiveMemory(EffectRunner):
         fact_mode: str = "combined",
         fact_attempts: int = 2,
         background_folds: bool = False,
+        on_usage: Callable[[UsageRecord], None] | None = None,
         **config_fields: Any,
     ) -> None:
         validate_scope(namespace, session_id)
@@ -304,6 +308,7 @@ class RecursiveMemory(EffectRunner):
         self.fact_mode = fact_mode
         self.fact_attempts = fact_attempts
         self.background_folds = background_folds
+        self.usage_listeners: list[Callable[[UsageRecord], None]] = [on_usage] if on_usage else []
         self._background = BackgroundFolds()
         self.store = store if store is not None else MemoryStore.persistent(path)
         self._extractive = ExtractiveSummarizer(self.counter)
@@ -490,7 +495,7 @@ class RecursiveMemory(EffectRunner):
             if self.counter.count_text(text) <= cap:
                 break
             try:
-                text = yield _Llm(shorten_prompt(text, cap=cap), clean_summary)
+                text = yield _Llm(shorten_prompt(text, cap=cap), clean_summary, "shorten")
             except ModelError:
                 break  # keep the long answer; it is truncated below
         if self.counter.count_text(text) > cap:
@@ -503,6 +508,7 @@ class RecursiveMemory(EffectRunner):
                 facts = yield _Llm(
                     facts_prompt(transcript, related),
                     partial(parse_facts, turn_ids=ids),
+                    "facts",
                 )
             except ModelError as exc:
                 logger.warning(
@@ -802,6 +808,33 @@ class RecursiveMemory(EffectRunner):
             hidden=len(state.turns) - len(window),
             recalled=recalled,
         )
+
+    # -- upkeep accounting ------------------------------------------------------------------
+
+    def _emit_usage(self, usage: dict[str, Usage]) -> None:
+        now = time.time()
+        records = [
+            UsageRecord(self.namespace, self.session_id, purpose, spent, now)
+            for purpose, spent in usage.items()
+        ]
+        self.store.add_usage(records)
+        for listener in list(self.usage_listeners):
+            for record in records:
+                listener(record)
+
+    def usage(self) -> Usage:
+        """Return what this session's upkeep has spent: LLM calls and tokens, in total.
+
+        Every process's spend is in the store; see :meth:`usage_by_purpose` for the split.
+        """
+        total = Usage()
+        for spent in self.usage_by_purpose().values():
+            total.add(spent)
+        return total
+
+    def usage_by_purpose(self) -> dict[str, Usage]:
+        """Return this session's upkeep spend per purpose (``"fold"``, ``"facts"``...)."""
+        return self.store.usage(self.namespace, self.session_id)
 
     # -- public API: sync and async twins ---------------------------------------------------
 

@@ -56,6 +56,7 @@ from .events import Event, TurnNote
 from .facts import Fact, merge_fact
 from .retry import RetryPolicy
 from .turn import Turn
+from .usage import Usage, UsageRecord
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -279,6 +280,7 @@ class MemoryStore:
         self._facts: Any = self._collection("facts")
         self._notes: Any = self._collection("hg_turns")
         self._events: Any = self._collection("hg_events")
+        self._usage: Any = self._collection("usage")
         self._vectors: dict[str, Any] = {}
         self._clock_lock = threading.Lock()
         self._last_seq = 0
@@ -1074,6 +1076,63 @@ class MemoryStore:
             lambda: self._events.delete(ids=[f"{skey}:e:{e}" for e in event_ids]),
         )
 
+    # -- upkeep usage (append-only: one record per operation that called a model) ---------
+
+    def add_usage(self, records: Sequence[UsageRecord]) -> None:
+        """Append usage records (LLM calls and tokens of memory upkeep)."""
+        if not records:
+            return
+        metas = []
+        for r in records:
+            validate_scope(r.namespace, r.session_id)
+            metas.append(
+                {
+                    "ns": r.namespace,
+                    "sid": r.session_id,
+                    "sk": session_key(r.namespace, r.session_id),
+                    "purpose": r.purpose,
+                    "calls": r.usage.calls,
+                    "failed": r.usage.failed_calls,
+                    "in": r.usage.input_tokens,
+                    "out": r.usage.output_tokens,
+                    "reported": r.usage.reported_calls,
+                    "created": r.created_at,
+                }
+            )
+        self._call(
+            "write usage",
+            lambda: self._usage.add(
+                ids=[f"u:{uuid.uuid4().hex}" for _ in records],
+                documents=[r.purpose for r in records],
+                metadatas=metas,
+                embeddings=[_PLACEHOLDER] * len(records),
+            ),
+        )
+
+    def usage(self, namespace: str, session_id: str) -> dict[str, Usage]:
+        """Return the session's upkeep spend, per purpose (``"fold"``, ``"higmem-index"``...)."""
+        validate_scope(namespace, session_id)
+        got = self._call(
+            "read usage",
+            lambda: self._usage.get(
+                where=self._scope(namespace, session_id), include=["metadatas"]
+            ),
+        )
+        out: dict[str, Usage] = {}
+        for m in got["metadatas"] or []:
+            if m.get("sid") != session_id or m.get("ns") != namespace:
+                continue
+            out.setdefault(str(m["purpose"]), Usage()).add(
+                Usage(
+                    calls=int(m["calls"]),
+                    failed_calls=int(m["failed"]),
+                    input_tokens=int(m["in"]),
+                    output_tokens=int(m["out"]),
+                    reported_calls=int(m["reported"]),
+                )
+            )
+        return out
+
     # -- sessions ------------------------------------------------------------------------
 
     def _register(self, namespace: str, session_id: str, skey: str) -> None:
@@ -1164,6 +1223,7 @@ class MemoryStore:
             ("facts", self._facts),
             ("turn nodes", self._notes),
             ("events", self._events),
+            ("usage", self._usage),
             *(("vectors", col) for col in self._vector_spaces()),
             ("sessions", self._sessions),
         ]

@@ -21,7 +21,32 @@ from dataclasses import dataclass
 from .models import TextModel
 from .tokenizer import TokenCounter
 
-__all__ = ["CountingTextModel", "Usage"]
+__all__ = ["CountingTextModel", "ModelText", "Usage", "UsageRecord"]
+
+
+class ModelText(str):
+    """A model's answer, with the token usage the provider reported (when it did).
+
+    Adapters return it from ``complete``/``acomplete`` so that upkeep accounting uses the
+    provider's numbers; a plain ``str`` is counted with tiktoken instead.
+
+    Example:
+        >>> answer = ModelText("Ada likes tea.", input_tokens=120, output_tokens=5)
+        >>> answer, answer.input_tokens
+        ('Ada likes tea.', 120)
+    """
+
+    input_tokens: int | None
+    output_tokens: int | None
+
+    def __new__(
+        cls, text: str, input_tokens: int | None = None, output_tokens: int | None = None
+    ) -> ModelText:
+        """Create the answer text with its reported token usage."""
+        obj = super().__new__(cls, text)
+        obj.input_tokens = input_tokens
+        obj.output_tokens = output_tokens
+        return obj
 
 
 @dataclass
@@ -30,21 +55,65 @@ class Usage:
 
     Attributes:
         calls: Successful calls.
-        failed_calls: Calls that raised.
+        failed_calls: Calls that raised (or whose answer was unusable).
         input_tokens: Tokens of the prompts of successful calls.
         output_tokens: Tokens of their answers.
+        reported_calls: Calls whose tokens the provider reported (the others are counted
+            with tiktoken).
     """
 
     calls: int = 0
     failed_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    reported_calls: int = 0
+
+    def add(self, other: Usage) -> None:
+        """Add ``other``'s numbers to these."""
+        self.calls += other.calls
+        self.failed_calls += other.failed_calls
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.reported_calls += other.reported_calls
 
     def cost(self, input_per_million: float, output_per_million: float) -> float:
         """Return the cost at the given list prices (per million tokens)."""
         return (
             self.input_tokens * input_per_million + self.output_tokens * output_per_million
         ) / 1e6
+
+
+@dataclass(frozen=True)
+class UsageRecord:
+    """What one operation of a memory (a fold, an indexing batch, a retrieval) spent.
+
+    Attributes:
+        namespace: The session's namespace.
+        session_id: The session.
+        purpose: ``"fold"``, ``"facts"``, ``"higmem-index"``, ``"higmem-retrieve"``...
+        usage: The calls and tokens.
+        created_at: Seconds since the epoch.
+    """
+
+    namespace: str
+    session_id: str
+    purpose: str
+    usage: Usage
+    created_at: float
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-serializable dict (for callbacks and events)."""
+        return {
+            "namespace": self.namespace,
+            "session_id": self.session_id,
+            "purpose": self.purpose,
+            "calls": self.usage.calls,
+            "failed_calls": self.usage.failed_calls,
+            "input_tokens": self.usage.input_tokens,
+            "output_tokens": self.usage.output_tokens,
+            "reported_calls": self.usage.reported_calls,
+            "created_at": self.created_at,
+        }
 
 
 class CountingTextModel:
