@@ -36,6 +36,7 @@ Example:
 
 from __future__ import annotations
 
+from .instrumentation import MemoryUsageEvent
 from .llms import LlamaIndexTextModel
 from .memory import RecursiveSummaryMemory
 from .memory_blocks import HiGMemMemoryBlock
@@ -45,5 +46,6 @@ __all__: list[str] = [
     "HiGMemMemoryBlock",
     "HiGMemRetriever",
     "LlamaIndexTextModel",
+    "MemoryUsageEvent",
     "RecursiveSummaryMemory",
 ]

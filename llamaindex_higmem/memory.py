@@ -52,6 +52,7 @@ from langchain_recursive_memory.core.retry import RetryPolicy
 from langchain_recursive_memory.core.store import DEFAULT_NAMESPACE, MemoryStore, Summary
 from langchain_recursive_memory.core.turn import Turn, group_tool_calls
 
+from .instrumentation import dispatch_usage
 from .llms import resolve_llm
 from .messages import chat_message_to_turn, is_summary_message, turn_to_chat_message
 
@@ -176,6 +177,8 @@ class RecursiveSummaryMemory(BaseMemory):
         except ValidationError as exc:
             raise ConfigurationError(f"invalid RecursiveSummaryMemory settings: {exc}") from exc
         self._memory = memory if memory is not None else self._build()
+        if dispatch_usage not in self._memory.usage_listeners:
+            self._memory.usage_listeners.append(dispatch_usage)
 
     def _build(self) -> RecursiveMemory:
         """Build the engine from the fields (extractive summarizer, store at ``path``)."""

@@ -40,6 +40,7 @@ from langchain_recursive_memory.core.retry import RetryPolicy
 from langchain_recursive_memory.core.store import DEFAULT_NAMESPACE, MemoryStore
 from langchain_recursive_memory.core.turn import Turn
 
+from .instrumentation import dispatch_usage
 from .llms import resolve_llm
 from .messages import chat_message_to_turn, is_summary_message
 
@@ -155,6 +156,7 @@ class HiGMemMemoryBlock(BaseMemoryBlock[str]):
                 namespace=self.namespace,
                 config=self._config,
                 retry=self._retry,
+                on_usage=dispatch_usage,
             )
             self._engines[sid] = engine
         return engine

@@ -27,6 +27,8 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from langchain_recursive_memory.core.errors import ConfigurationError
 from langchain_recursive_memory.core.higmem import HiGMem, RetrievedTurn
 
+from .instrumentation import dispatch_usage
+
 __all__ = ["HiGMemRetriever", "retrieved_to_node"]
 
 HIDDEN_KEYS = ["session_id", "namespace", "turn_id", "event_ids", "found_by"]
@@ -85,6 +87,8 @@ class HiGMemRetriever(BaseRetriever):
         if k is not None and k < 1:
             raise ConfigurationError.for_value("k", k, "must be >= 1")
         self.memory = memory
+        if dispatch_usage not in memory.usage_listeners:
+            memory.usage_listeners.append(dispatch_usage)
         self.k = k
         self.use_llm = use_llm
         super().__init__(callback_manager=callback_manager, verbose=verbose)

@@ -141,3 +141,42 @@ def test_langchain_callbacks_see_upkeep_calls_and_usage_events(store):
     assert names == {"langchain_recursive_memory.usage"}
     assert sum(d["calls"] for _, d in recorder.events) == usage.calls
     assert all(d["session_id"] == "s" for _, d in recorder.events)
+
+
+def test_llamaindex_instrumentation_sees_upkeep(store):
+    from llama_index.core.instrumentation import get_dispatcher
+    from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+
+    from llamaindex_higmem import HiGMemRetriever, MemoryUsageEvent, RecursiveSummaryMemory
+
+    class Collect(BaseEventHandler):
+        events: list = []  # noqa: RUF012 - a pydantic field default (copied per instance)
+
+        def handle(self, event: Any, **kwargs: Any) -> None:
+            if isinstance(event, MemoryUsageEvent):
+                self.events.append(event)
+
+    handler = Collect()
+    root = get_dispatcher()
+    root.add_event_handler(handler)
+    try:
+        memory = RecursiveSummaryMemory.from_defaults(
+            session_id="li",
+            store=store,
+            llm=KeywordSummarizer(),
+            token_limit=400,
+            max_summary_tokens=80,
+        )
+        from llama_index.core.llms import ChatMessage
+
+        for i in range(30):
+            memory.put(ChatMessage(role="user", content=f"Falcon update {i} with {i} items."))
+        higmem = HiGMem("h", store=store, model=HiGMemModel(), retry=FAST)
+        HiGMemRetriever(higmem).retrieve("Falcon")  # indexes nothing yet; attaches listener
+        higmem.add([Turn(role="user", text=f"Falcon note {i}") for i in range(4)])
+        purposes = {e.purpose for e in handler.events}
+        assert {"fold", "higmem-index"} <= purposes
+        fold_calls = sum(e.calls for e in handler.events if e.session_id == "li")
+        assert fold_calls == memory.memory.usage().calls >= 1
+    finally:
+        root.event_handlers.remove(handler)
