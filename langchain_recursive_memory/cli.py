@@ -284,8 +284,10 @@ def _require_session(store: MemoryStore, namespace: str, session_id: str) -> int
 def _jsonl_turns(path: Path) -> list[Turn]:
     """Read a JSONL transcript; give turns without an id a stable one (for resuming).
 
-    The derived id is the record's position and a hash of its role and text, so re-reading
-    the same file yields the same ids, and another file's turns never collide with them.
+    The derived id is the record's position and a hash of its role and text
+    (``j12-3fa9c1d2``): re-reading the same file (or a longer version of it) yields the
+    same ids, and another transcript's turn shares an id only if position, role and text
+    are all equal.
     """
     records = []
     for n, line in enumerate(_read_text(path).splitlines(), start=1):
@@ -539,8 +541,11 @@ def _global_options(
     ] = False,
 ) -> None:
     """Long-term conversation memory on Chroma (no LLM needed to try it: `lrm demo`)."""
-    if host is not None and path is not None:
-        raise typer.BadParameter("give either --path or --host, not both", param_hint="--host")
+    if path is not None and (host is not None or port is not None):
+        raise typer.BadParameter(
+            "give either --path (embedded store) or --host/--port (server), not both",
+            param_hint="--path",
+        )
     if port is not None and host is None:
         host = "localhost"
     if verbose:
