@@ -42,6 +42,7 @@ from .core import (
 if TYPE_CHECKING:
     from .chat_message_histories import RecursiveSummaryChatMessageHistory
     from .language_models import LangChainTextModel
+    from .middleware import RecursiveMemoryMiddleware
     from .retrievers import HiGMemRetriever, RecursiveMemoryRetriever
 
 __version__ = "0.1.0.dev0"
@@ -49,6 +50,7 @@ __version__ = "0.1.0.dev0"
 _LAZY = {
     "LangChainTextModel": ".language_models",
     "HiGMemRetriever": ".retrievers",
+    "RecursiveMemoryMiddleware": ".middleware",
     "RecursiveMemoryRetriever": ".retrievers",
     "RecursiveSummaryChatMessageHistory": ".chat_message_histories",
 }
@@ -72,6 +74,7 @@ __all__ = [
     "RecallHit",
     "RecursiveMemory",
     "RecursiveMemoryError",
+    "RecursiveMemoryMiddleware",
     "RecursiveMemoryRetriever",
     "RecursiveSummaryChatMessageHistory",
     "RetryPolicy",

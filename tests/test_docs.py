@@ -21,7 +21,7 @@ def _blocks(lang: str) -> list[str]:
 
 def test_readme_opens_with_the_two_commands_and_ci_runs_the_test_one():
     commands = [b.strip() for b in _blocks("bash")[:2]]
-    assert "examples/quickstart.py" in commands[0]
+    assert "lrm demo" in commands[0]
     assert "pytest" in commands[1]
     assert README.index(commands[0]) < README.index("## ")  # before any section
     ci = (ROOT / ".ci" / "run").read_text()

@@ -320,8 +320,15 @@ def test_background_folds_keep_add_fast_and_reads_consistent(store):
             gate.wait(10)
             return super()._answer(prompt)
 
-    memory = RecursiveMemory("s", store=store, model=Slow(), retry=RetryPolicy(timeout=30),
-                             max_tokens=400, max_summary_tokens=80, background_folds=True)
+    memory = RecursiveMemory(
+        "s",
+        store=store,
+        model=Slow(),
+        retry=RetryPolicy(timeout=30),
+        max_tokens=400,
+        max_summary_tokens=80,
+        background_folds=True,
+    )
     import time as clock
 
     start = clock.perf_counter()
@@ -339,9 +346,15 @@ def test_background_folds_keep_add_fast_and_reads_consistent(store):
 
 
 async def test_background_folds_in_async(store):
-    memory = RecursiveMemory("s", store=store, model=KeywordSummarizer(), max_tokens=400,
-                             max_summary_tokens=80, background_folds=True,
-                             retry=RetryPolicy(timeout=30))
+    memory = RecursiveMemory(
+        "s",
+        store=store,
+        model=KeywordSummarizer(),
+        max_tokens=400,
+        max_summary_tokens=80,
+        background_folds=True,
+        retry=RetryPolicy(timeout=30),
+    )
     for i in range(30):
         await memory.aadd(Turn(role="user", text=f"async message {i} " * 5))
     await memory.await_folds()

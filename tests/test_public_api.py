@@ -44,6 +44,7 @@ def test_top_level_exports():
         "RecallHit",
         "RecursiveMemory",
         "RecursiveMemoryError",
+        "RecursiveMemoryMiddleware",
         "RecursiveMemoryRetriever",
         "RecursiveSummaryChatMessageHistory",
         "RetryPolicy",
