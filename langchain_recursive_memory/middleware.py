@@ -533,10 +533,19 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         newest = next(
             (m for m in reversed(request.messages) if not isinstance(m, SystemMessage)), None
         )
-        if newest is not None and newest.id and all(m.id != newest.id for m in window):
+        sent = next((m for m in window if newest is not None and m.id == newest.id), None)
+        if newest is not None and newest.id and sent is None:
             logger.warning(
                 "session %r: the newest message (id %r) does not fit max_tokens=%d and is "
                 "not sent to the model; raise max_tokens",
+                memory.session_id,
+                newest.id,
+                memory.config.max_tokens,
+            )
+        elif newest is not None and sent is not None and sent.content != newest.content:
+            logger.warning(
+                "session %r: the newest message (id %r) does not fit max_tokens=%d and is "
+                "sent cut (the log keeps it whole); raise max_tokens",
                 memory.session_id,
                 newest.id,
                 memory.config.max_tokens,

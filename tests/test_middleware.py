@@ -473,7 +473,7 @@ def test_a_ready_memory_or_a_memory_function_can_be_given(store):
         RecursiveMemoryMiddleware("other", memory=ready)
 
 
-def test_a_message_larger_than_the_budget_is_not_sent_and_is_reported(store, caplog):
+def test_a_message_larger_than_the_budget_is_sent_cut_and_is_reported(store, caplog):
     mw = middleware(store, session_id="big", max_tokens=300, max_summary_tokens=60)
     model = ToolAgentModel()
     agent = agent_with(mw, model)
@@ -481,5 +481,8 @@ def test_a_message_larger_than_the_budget_is_not_sent_and_is_reported(store, cap
     with caplog.at_level(logging.WARNING, logger="langchain_recursive_memory"):
         agent.invoke({"messages": [HumanMessage(huge)]})
     check_request(model.requests[-1], 300)  # the budget wins, and it is said
-    assert "does not fit max_tokens=300" in caplog.text
+    assert "does not fit max_tokens=300 and is sent cut" in caplog.text
+    sent = [m for m in model.requests[0] if isinstance(m, HumanMessage)]
+    assert sent and sent[-1].text.startswith("Please read this long note.")
+    assert "more tokens not shown" in sent[-1].text
     assert mw.get_memory("big").turns()[0].turn.text == huge  # logged whole

@@ -200,3 +200,35 @@ def test_embedding_calls_are_batched(store):
     memory.retrieve("topic 3", k=2)
     assert embedder.sizes and max(embedder.sizes) <= 16
     assert sum(embedder.sizes) >= 200  # two window sizes per turn
+
+
+def test_an_oversize_newest_message_is_shown_cut_not_dropped(store):
+    memory = RecursiveMemory(
+        "s",
+        store=store,
+        model=KeywordSummarizer(),
+        retry=FAST,
+        max_tokens=400,
+        max_summary_tokens=80,
+    )
+    question = "Please review this: " + "lorem ipsum dolor " * 600 + " What do you think?"
+    memory.add(Turn(role="user", text=question))
+    ctx = memory.context()
+    assert ctx.tokens <= 400
+    assert ctx.window and ctx.window[-1].text.startswith("Please review this: lorem")
+    assert "more tokens not shown" in ctx.window[-1].text
+    assert memory.turns()[-1].turn.text == question  # the log keeps it whole
+
+
+def test_no_llm_higmem_returns_no_zero_signal_padding(store):
+    from langchain_recursive_memory.core import HiGMem
+
+    memory = HiGMem("s", store=store)
+    memory.add(
+        [
+            Turn(role="user", text=t, extra={"session": str(n)})
+            for n, t in enumerate(["the violin lesson is on Tuesday", "weather is fine", "pizza"])
+        ]
+    )
+    hits = memory.retrieve("violin lesson", k=8)
+    assert [h.turn.text for h in hits] == ["the violin lesson is on Tuesday"]

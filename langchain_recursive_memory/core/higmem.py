@@ -827,7 +827,8 @@ class HiGMem(EffectRunner):
         order = [ranker.turns[i].id for i in np.argsort(-scores, kind="stable")]
         found: dict[str, tuple[str, ...]]
         if not guided:
-            chosen = order[: k or self.config.no_llm_k]
+            # A compact set: turns with no signal at all (score 0) are not padding.
+            chosen = [t for t in order if score_of[t] > 0][: k or self.config.no_llm_k]
             found = dict.fromkeys(chosen, ("ranking",))
         else:
             try:

@@ -1,8 +1,8 @@
 """Ingest an existing transcript into a memory: messages, JSONL, or LoCoMo conversations.
 
-Ingestion is resumable: turns carry stable ids (given, or derived from the transcript),
-turns already in the session's log are skipped, and indexing picks up where it stopped. A
-progress bar (tqdm) shows the way.
+Ingestion is resumable when turns carry stable ids (LoCoMo turns use their ``dia_id``;
+give JSONL messages an ``id``): turns already in the session's log are skipped, and
+indexing picks up where it stopped. A progress bar (tqdm) shows the way.
 
 Example:
     >>> from langchain_recursive_memory.core import HiGMem, MemoryStore, Turn

@@ -46,7 +46,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import partial
 from os import PathLike
@@ -798,6 +798,13 @@ class RecursiveMemory(EffectRunner):
             for unit, cs in zip(units, costs, strict=True)
             for s, c in zip(unit, cs, strict=True)
         }
+        if not window and units and len(units[-1]) == 1 and units[-1][0].turn.role != "tool":
+            # The newest message alone is larger than the budget: show it cut (the log keeps
+            # it whole), so the model still sees the current question.
+            cut = self._cut_to_fit(units[-1][0], available)
+            if cut is not None:
+                window = [cut]
+                cost_of[id(cut)] = turn_tokens(cut, self.counter)
         tokens = REPLY_PRIMING_TOKENS + first_tokens + sum(cost_of[id(s)] for s in window)
         return Context(
             summary=summary,
@@ -808,6 +815,22 @@ class RecursiveMemory(EffectRunner):
             hidden=len(state.turns) - len(window),
             recalled=recalled,
         )
+
+    def _cut_to_fit(self, stored: StoredTurn, available: int) -> StoredTurn | None:
+        """A copy of ``stored`` whose text is cut to fit ``available`` tokens, or None."""
+        turn = stored.turn
+        overhead = self.counter.count_turn(replace(turn, text="", blocks=None)) + 24
+        room = available - overhead
+        if room < 16:
+            return None
+        total = self.counter.count_text(turn.text)
+        head = self.counter.truncate(turn.text, room)
+        text = f"{head} [... {total - self.counter.count_text(head)} more tokens not shown]"
+        cut = replace(turn, text=text, blocks=None)
+        cost = self.counter.count_turn(cut)
+        if cost > available:
+            return None
+        return StoredTurn(cut, stored.seq, cost, self.counter.encoding_name, stored.folded_in)
 
     # -- upkeep accounting ------------------------------------------------------------------
 

@@ -96,7 +96,10 @@ def window_texts(turns: Sequence[RankedTurn], radius: int) -> list[str]:
 
 def _minmax(x: np.ndarray) -> np.ndarray:
     lo, hi = float(x.min()), float(x.max())
-    return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
+    if hi > lo:
+        return (x - lo) / (hi - lo)
+    # All equal (one turn, or no discrimination): a positive signal stays a signal.
+    return (x > 0).astype(x.dtype)
 
 
 class _Bm25:

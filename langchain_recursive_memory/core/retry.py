@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -83,6 +84,7 @@ def call_with_timeout(fn: Callable[[], T], timeout: float, what: str) -> T:
     """
     box: dict[str, object] = {}
     done = threading.Event()
+    context = contextvars.copy_context()  # callbacks and tracing follow the call
 
     def target() -> None:
         try:
@@ -92,7 +94,7 @@ def call_with_timeout(fn: Callable[[], T], timeout: float, what: str) -> T:
         finally:
             done.set()
 
-    threading.Thread(target=target, name=f"lrm-{what}", daemon=True).start()
+    threading.Thread(target=lambda: context.run(target), name=f"lrm-{what}", daemon=True).start()
     if not done.wait(timeout):
         raise ModelTimeoutError(f"{what} did not answer within timeout={timeout}s")
     if "error" in box:

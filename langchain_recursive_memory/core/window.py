@@ -113,9 +113,12 @@ def plan_fold(
         used_messages += len(unit)
         kept_units += 1
     fold_units = units[: len(units) - kept_units]
-    if fold_units and len(fold_units) == len(units) and _awaiting_results(fold_units[-1]):
-        # The newest unit still waits for tool results: folding it now would leave the
-        # results, when they come, without their call.
+    if fold_units and len(fold_units) == len(units) and not force:
+        # The newest unit is kept even when it alone exceeds keep_tokens: it is the current
+        # question (shown cut to the budget; the next fold takes it), or it still waits for
+        # its tool results (folding it now would leave them without their call).
+        fold_units = fold_units[:-1]
+    elif fold_units and len(fold_units) == len(units) and _awaiting_results(fold_units[-1]):
         fold_units = fold_units[:-1]
     if not fold_units:
         return None
