@@ -232,3 +232,45 @@ def test_no_llm_higmem_returns_no_zero_signal_padding(store):
     )
     hits = memory.retrieve("violin lesson", k=8)
     assert [h.turn.text for h in hits] == ["the violin lesson is on Tuesday"]
+
+
+def test_a_new_memory_object_reuses_the_stored_vectors(tmp_path):
+    from fakes import BagOfWordsEmbedder
+
+    from langchain_recursive_memory.core import HiGMem, HybridMemory
+
+    class Counting(BagOfWordsEmbedder):
+        texts = 0
+
+        def embed_documents(self, texts):
+            Counting.texts += len(texts)
+            return super().embed_documents(texts)
+
+    turns = [Turn(role="user", text=f"note {i} about topic {i % 5}", id=f"n{i}") for i in range(40)]
+    first = HiGMem("s", store=MemoryStore.persistent(tmp_path), embedder=Counting())
+    first.add(turns)
+    first.retrieve("topic 3")
+    assert Counting.texts > 0
+    Counting.texts = 0
+    again = HiGMem("s", store=MemoryStore.persistent(tmp_path), embedder=Counting())
+    again.retrieve("topic 3")
+    assert Counting.texts == 0  # after a restart, nothing is embedded twice
+
+    hybrid = HybridMemory(
+        "h",
+        store=MemoryStore.persistent(tmp_path),
+        embedder=Counting(),
+        max_tokens=400,
+        max_summary_tokens=60,
+    )
+    hybrid.add(turns)
+    hybrid.reindex()
+    Counting.texts = 0
+    restarted = HybridMemory(
+        "h",
+        store=MemoryStore.persistent(tmp_path),
+        embedder=Counting(),
+        max_tokens=400,
+        max_summary_tokens=60,
+    )
+    assert restarted.reindex() == 0 and Counting.texts == 0

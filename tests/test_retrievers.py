@@ -169,10 +169,12 @@ async def test_each_kind_of_embedder_works_sync_and_async(store, make):
     for i in range(30):
         history.add_messages([HumanMessage(f"Unrelated chat {i}."), AIMessage("ok")])
     docs = history.as_retriever(k=3).invoke("where is the spare key?")
-    assert docs[0].page_content == "The spare key is under the blue flowerpot."
     adocs = await history.as_retriever(k=3).ainvoke("where is the spare key?")
-    assert adocs[0].page_content == docs[0].page_content
+    assert [d.page_content for d in adocs] == [d.page_content for d in docs]
     assert any(d.metadata["dense_rank"] is not None for d in docs)
+    if not isinstance(history.memory.embedder, DeterministicFakeEmbedding):
+        # A semantic(-ish) embedder agrees with BM25 here; the fake one is random noise.
+        assert docs[0].page_content == "The spare key is under the blue flowerpot."
 
 
 def test_the_default_says_once_what_it_uses(store, caplog):

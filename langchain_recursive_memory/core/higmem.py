@@ -392,7 +392,9 @@ class HiGMem(EffectRunner):
         self.retry = retry or RetryPolicy()
         self.counter = counter or TokenCounter()
         self.store = store if store is not None else MemoryStore.persistent(path)
-        self._space: str | None = None
+        # The embedder's vector collection, named from the embedder alone, so that a new
+        # object (a restart) finds the vectors already stored and embeds nothing twice.
+        self._space: str | None = embedder_name(self.embedder) if self.embedder else None
         self._index_lock = threading.Lock()
         self._ranker = _RankerCache()
         self._state: tuple[tuple[Any, ...], _State] | None = None
@@ -702,8 +704,9 @@ class HiGMem(EffectRunner):
         yield from self._embed_events_steps(updates)
 
     def _space_name(self, dimension: int) -> str:
+        """The vector collection's name (Chroma rejects vectors of another dimension)."""
         if self._space is None:
-            self._space = f"{embedder_name(self.embedder)}-d{dimension}"[:60]
+            self._space = embedder_name(self.embedder)
         return self._space
 
     def _embed_events_steps(self, events: Sequence[Event]) -> Steps[None]:

@@ -52,6 +52,8 @@ from functools import partial
 from os import PathLike
 from typing import Any, TypeVar
 
+import numpy as np
+
 from .background import BackgroundFolds
 from .config import MemoryConfig
 from .effects import EffectRunner, Steps, _Embed, _Io, _Llm
@@ -63,9 +65,11 @@ from .errors import (
     ModelError,
     StoreError,
 )
+from .events import segment_labels
 from .facts import Fact, facts_prompt, parse_combined, parse_facts, render_known_facts
 from .models import Embedder, TextModel
-from .recall import LexicalIndex, RecallHit, rrf
+from .ranking import RankedTurn, TurnRanker
+from .recall import LexicalIndex, RecallHit
 from .retry import RetryPolicy
 from .store import (
     DEFAULT_NAMESPACE,
@@ -196,6 +200,29 @@ def _health_for(store: MemoryStore, namespace: str, session_id: str) -> _Health:
 class _LexicalCache:
     signature: tuple[Any, ...] = ()
     index: LexicalIndex | None = None
+    ranker_signature: tuple[Any, ...] = ()
+    ranker: Any = None
+
+
+# Sessions (for windows of neighbouring turns) as HiGMem cuts them.
+SESSION_GAP = 1800.0
+MAX_SEGMENT_TURNS = 40
+
+
+def _date_of(ts: float | None) -> Any:
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, tz=timezone.utc).date()
+
+
+def _mix(lexical: np.ndarray, dense: np.ndarray | None) -> np.ndarray:
+    """``0.4 mm(lexical) + 0.6 mm(dense)`` (missing dense values count as the lowest)."""
+    from .ranking import minmax
+
+    if dense is None:
+        return minmax(lexical)
+    filled = np.where(np.isnan(dense), np.nanmin(dense), dense)
+    return 0.4 * minmax(lexical) + 0.6 * minmax(filled)
 
 
 _LEXICAL: OrderedDict[tuple[str, str, str, str], _LexicalCache] = OrderedDict()
@@ -313,7 +340,9 @@ class RecursiveMemory(EffectRunner):
         self.store = store if store is not None else MemoryStore.persistent(path)
         self._extractive = ExtractiveSummarizer(self.counter)
         self._health = _health_for(self.store, namespace, session_id)
-        self._space: str | None = None
+        # The embedder's vector collection, named from the embedder alone, so that a new
+        # object (a restart) finds the vectors already stored and embeds nothing twice.
+        self._space: str | None = embedder_name(self.embedder) if self.embedder else None
         if model is None:
             logger.info(
                 "session %r: no summary model configured; folds use the extractive "
@@ -555,8 +584,9 @@ class RecursiveMemory(EffectRunner):
         return len(written)
 
     def _space_name(self, dimension: int) -> str:
+        """The vector collection's name (Chroma rejects vectors of another dimension)."""
         if self._space is None:
-            self._space = f"{embedder_name(self.embedder)}-d{dimension}"[:60]
+            self._space = embedder_name(self.embedder)
         return self._space
 
     def _index_steps(
@@ -615,34 +645,33 @@ class RecursiveMemory(EffectRunner):
     def _recall_steps(
         self, query: str, k: int, kinds: tuple[str, ...], exclude: set[str] | None
     ) -> Steps[list[RecallHit]]:
+        """Rank archived turns and facts for ``query``; see :meth:`recall`."""
         if not isinstance(query, str):
             raise InvalidInputError.for_value("query", query, "must be a str")
         if k < 1:
             raise InvalidInputError.for_value("k", k, "must be >= 1")
-        turns: list[StoredTurn] = []
-        facts: list[Fact] = []
-        if "turn" in kinds or exclude is None:
-            turns = yield _Io(lambda: self.store.turns(self.namespace, self.session_id))
+        everything: list[StoredTurn] = yield _Io(
+            lambda: self.store.turns(self.namespace, self.session_id)
+        )
         if exclude is None:
             # The window, from the turns just read (one read less than a full load).
             state: SessionState = yield _Io(
-                partial(self.store.state_from_turns, self.namespace, self.session_id, turns)
+                partial(self.store.state_from_turns, self.namespace, self.session_id, everything)
             )
             exclude = {t.id for t in self.build_context(state).window if t.id is not None}
-        if "turn" in kinds:
-            turns = [t for t in turns if t.id not in exclude and t.turn.text.strip()]
-        else:
-            turns = []
+        facts: list[Fact] = []
         if "fact" in kinds:
             facts = yield _Io(lambda: self.store.get_facts(self.namespace, self.session_id))
-        keys = [f"fact:{f.key}" for f in facts] + [f"turn:{t.id}" for t in turns]
-        if not keys or not query.strip():
+        archived = (
+            {t.id for t in everything if t.id not in exclude and t.turn.text.strip()}
+            if "turn" in kinds
+            else set()
+        )
+        if not query.strip() or not (archived or facts):
             return []
-        texts = [f"{f.subject} {f.text}" for f in facts] + [t.turn.text for t in turns]
         pool = max(4 * k, 20)
-        index = self._lexical_index(keys, texts)
-        lexical = [keys[i] for i, _ in index.search(query, pool)]
-        dense: list[str] = []
+        dense_turns: dict[str, float] = {}
+        dense_facts: dict[str, float] = {}
         if self.embedder is not None:
             try:
                 vector: list[float] = yield _Embed((query,), query=True)
@@ -664,18 +693,77 @@ class RecursiveMemory(EffectRunner):
                     exc,
                 )
             else:
-                allowed = set(keys)
-                dense = [f"{k}:{r}" for k, r, _ in near if f"{k}:{r}" in allowed][:pool]
-        fused = rrf([lexical, dense] if dense else [lexical])
-        lex_rank = {key: r for r, key in enumerate(lexical, start=1)}
-        dense_rank = {key: r for r, key in enumerate(dense, start=1)}
-        by_key: dict[str, Fact | StoredTurn] = {f"fact:{f.key}": f for f in facts}
-        by_key.update({f"turn:{t.id}": t for t in turns})
-        ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-        return [
-            self._hit(by_key[key], score, lex_rank.get(key), dense_rank.get(key))
-            for key, score in ranked
-        ]
+                for kind, ref, distance in near:  # cosine distance -> similarity
+                    (dense_turns if kind == "turn" else dense_facts)[ref] = 1.0 - distance
+        scored: list[tuple[float, RecallHit]] = []
+        if archived:
+            ranker = self._turn_ranker(everything)
+            dense = None
+            if dense_turns:
+                dense = np.array([dense_turns.get(t.id, np.nan) for t in ranker.turns], np.float32)
+            scores = ranker.scores(query, None, dense=dense)
+            lexical_order = ranker.lexical_order(query)
+            lex_rank = {tid: r for r, tid in enumerate(lexical_order, start=1)}
+            dense_rank = {
+                tid: r
+                for r, tid in enumerate(sorted(dense_turns, key=lambda t: -dense_turns[t]), 1)
+            }
+            by_id = {t.id: t for t in everything}
+            for ranked, score in zip(ranker.turns, scores, strict=True):
+                if ranked.id in archived and score > 0:
+                    hit = self._hit(
+                        by_id[ranked.id],
+                        float(score),
+                        lex_rank.get(ranked.id),
+                        dense_rank.get(ranked.id),
+                    )
+                    scored.append((float(score), hit))
+        if facts:
+            index = self._lexical_index(
+                [f"fact:{f.key}" for f in facts], [f"{f.subject} {f.text}" for f in facts]
+            )
+            lexical = np.asarray(index.scores(query), np.float32)
+            fact_dense = np.array([dense_facts.get(f.key, np.nan) for f in facts], np.float32)
+            score_f = _mix(lexical, fact_dense if dense_facts else None)
+            lex_rank_f = {i: r for r, (i, _) in enumerate(index.search(query, len(facts)), 1)}
+            order_f = sorted(dense_facts, key=lambda key: -dense_facts[key])
+            dense_rank_f = {key: r for r, key in enumerate(order_f, start=1)}
+            for i, fact in enumerate(facts):
+                if score_f[i] > 0:
+                    hit = self._hit(
+                        fact, float(score_f[i]), lex_rank_f.get(i), dense_rank_f.get(fact.key)
+                    )
+                    scored.append((float(score_f[i]), hit))
+        scored.sort(key=lambda p: (-p[0], p[1].kind, p[1].id))
+        return [hit for _, hit in scored[:k]]
+
+    def _turn_ranker(self, turns: Sequence[StoredTurn]) -> TurnRanker:
+        """The multi-scale turn ranker of the session (cached while its turns are the same)."""
+        labels = segment_labels(
+            [
+                str(t.turn.extra["session"]) if t.turn.extra.get("session") is not None else None
+                for t in turns
+            ],
+            [t.turn.created_at for t in turns],
+            session_gap=SESSION_GAP,
+            max_event_turns=MAX_SEGMENT_TURNS,
+        )
+        signature = (tuple(t.id for t in turns), hash(tuple(t.turn.text for t in turns)))
+        cache = _lexical_cache_for(self.store, self.namespace, self.session_id)
+        if not isinstance(cache.ranker, TurnRanker) or cache.ranker_signature != signature:
+            ranked = [
+                RankedTurn(
+                    t.id,
+                    t.turn.name or t.turn.role,
+                    t.turn.text,
+                    label,
+                    _date_of(t.turn.created_at),
+                )
+                for t, label in zip(turns, labels, strict=True)
+            ]
+            cache.ranker = TurnRanker(ranked)
+            cache.ranker_signature = signature
+        return cache.ranker
 
     def _lexical_index(self, keys: list[str], texts: list[str]) -> LexicalIndex:
         signature = (len(keys), hash(tuple(keys)), hash(tuple(texts)))

@@ -42,7 +42,7 @@ import numpy as np
 from .dates import date_matches, question_dates
 from .recall import tokenize
 
-__all__ = ["RankedTurn", "RankerParams", "TurnRanker", "window_texts"]
+__all__ = ["RankedTurn", "RankerParams", "TurnRanker", "minmax", "window_texts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +92,11 @@ def window_texts(turns: Sequence[RankedTurn], radius: int) -> list[str]:
         lo, hi = max(0, i - radius), min(n, i + radius + 1)
         out.append(" ".join(turns[j].line for j in range(lo, hi) if turns[j].event == turn.event))
     return out
+
+
+def minmax(x: np.ndarray) -> np.ndarray:
+    """Min-max normalise to [0, 1]; all-equal values map to 1 when positive, else 0."""
+    return _minmax(x)
 
 
 def _minmax(x: np.ndarray) -> np.ndarray:
@@ -157,8 +162,27 @@ class TurnRanker:
                         f"radius {radius}: {shape[0]} vectors, {len(self.turns)} turns"
                     )
 
-    def scores(self, question: str, query_vector: Sequence[float] | None) -> np.ndarray:
-        """Return one score per turn (higher is better)."""
+    def lexical_order(self, question: str) -> list[str]:
+        """Turn ids with a positive lexical score, best first."""
+        terms = tokenize(question)
+        raw = self._turn_index.scores(terms)
+        if self._window_index is not None:
+            raw = raw + self._window_index.scores(terms)
+        order = np.argsort(-raw, kind="stable")
+        return [self.turns[i].id for i in order if raw[i] > 0]
+
+    def scores(
+        self,
+        question: str,
+        query_vector: Sequence[float] | None,
+        *,
+        dense: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Return one score per turn (higher is better).
+
+        ``dense`` gives precomputed query similarities per turn instead of window vectors
+        (NaN where a turn has none: it counts as the lowest).
+        """
         p = self.params
         n = len(self.turns)
         if n == 0:
@@ -167,13 +191,16 @@ class TurnRanker:
         lexical = (1 - p.w_bm25_window) * _minmax(self._turn_index.scores(terms))
         if self._window_index is not None:
             lexical = lexical + p.w_bm25_window * _minmax(self._window_index.scores(terms))
-        if self.vectors is not None and query_vector is not None:
+        if dense is not None and not np.all(np.isnan(dense)):
+            filled = np.where(np.isnan(dense), np.nanmin(dense), dense)
+            score = (1 - p.w_dense) * lexical + p.w_dense * _minmax(filled.astype(np.float32))
+        elif self.vectors is not None and query_vector is not None:
             q = np.asarray(query_vector, np.float32)
             q = q / (np.linalg.norm(q) or 1.0)
-            dense = sum(
+            windows = sum(
                 _minmax(np.asarray(self.vectors[r], np.float32) @ q) for r in p.dense_radii
             ) / len(p.dense_radii)
-            score = (1 - p.w_dense) * lexical + p.w_dense * dense
+            score = (1 - p.w_dense) * lexical + p.w_dense * windows
         else:
             score = lexical
         named = [
