@@ -1,22 +1,21 @@
-"""Recall: lexical (BM25) and dense rankings of facts and archived turns, fused.
+"""Recall building blocks: the tokenizer, a BM25 index, and the recalled item.
 
-Pure ranking logic (no I/O): the memory's shells fetch the candidates from Chroma.
+Pure logic (no I/O): the memory's shells fetch the candidates from Chroma.
 
-* **Lexical**: BM25 (the ``bm25s`` library, Lucene variant, k1=1.2, b=0.75) over
-  lowercased word tokens, English stopwords removed, Snowball-stemmed
-  (``snowballstemmer``). It finds exact names and numbers that embeddings blur.
-* **Dense**: cosine similarity of embeddings, done by Chroma's index.
-* **Fusion**: reciprocal rank fusion, ``score = sum(1 / (60 + rank))`` over the rankings a
-  candidate appears in (Cormack et al., 2009): robust to the two scores' different scales.
-  With no embedder, the lexical ranking alone.
+* **Tokens**: lowercased words, English stopwords (NLTK's list) removed, Snowball-stemmed
+  (``snowballstemmer``).
+* **BM25**: the ``bm25s`` library, Lucene variant. It finds exact names and numbers that
+  embeddings blur.
+
+How archived turns and facts are ranked (turns with the multi-scale ranking of
+:mod:`~.ranking`, facts with BM25 and embeddings mixed 0.4/0.6 after min-max
+normalisation) is in :meth:`~.memory.RecursiveMemory.recall`.
 
 Example:
-    >>> from langchain_recursive_memory.core.recall import LexicalIndex, rrf
+    >>> from langchain_recursive_memory.core.recall import LexicalIndex
     >>> index = LexicalIndex(["Ada lives in Oslo", "Bob flies planes", "Ada owns 3 cats"])
     >>> [i for i, _ in index.search("Where does Ada live?", 2)]
     [0, 2]
-    >>> sorted(rrf([["a", "b"], ["b", "c"]]).items())[:2]  # doctest: +ELLIPSIS
-    [('a', 0.01639...), ('b', 0.03252...)]
 """
 
 from __future__ import annotations
@@ -27,9 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["RRF_K", "LexicalIndex", "RecallHit", "rrf", "tokenize", "word_stems"]
-
-RRF_K = 60
+__all__ = ["LexicalIndex", "RecallHit", "tokenize", "word_stems"]
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 
 
@@ -107,15 +104,6 @@ class LexicalIndex:
         return scored[:n]
 
 
-def rrf(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
-    """Reciprocal rank fusion: ``sum(1 / (k + rank))`` over the rankings (rank from 1)."""
-    fused: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, key in enumerate(ranking, start=1):
-            fused[key] = fused.get(key, 0.0) + 1.0 / (k + rank)
-    return fused
-
-
 @dataclass(frozen=True, slots=True)
 class RecallHit:
     """One recalled memory.
@@ -124,7 +112,7 @@ class RecallHit:
         id: The turn id (kind ``"turn"``) or fact key (kind ``"fact"``).
         kind: ``"turn"`` or ``"fact"``.
         text: The turn's text or the fact.
-        score: The fused score (higher is better).
+        score: The ranking score (higher is better; comparable within one recall).
         source_turn_ids: Provenance: the turn itself, or the turns a fact came from.
         time: Seconds since the epoch of the turn (or of the fact's last update).
         role: The turn's role (turns only).
