@@ -50,7 +50,6 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import re
@@ -80,7 +79,14 @@ from .models import Embedder, TextModel
 from .ranking import RankedTurn, RankerParams, TurnRanker, window_texts
 from .recall import LexicalIndex, word_stems
 from .retry import RetryPolicy
-from .store import DEFAULT_NAMESPACE, MemoryStore, StoredTurn, VectorRecord, validate_scope
+from .store import (
+    DEFAULT_NAMESPACE,
+    MemoryStore,
+    StoredTurn,
+    VectorRecord,
+    text_hash,
+    validate_scope,
+)
 from .tokenizer import TokenCounter
 from .turn import Turn
 from .usage import Usage, UsageRecord
@@ -251,10 +257,6 @@ class _RankerCache:
 
 def _speaker(turn: Turn) -> str:
     return turn.name or turn.role
-
-
-def _hash(text: str) -> str:
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
 def _when(ts: float | None) -> str:
@@ -717,7 +719,7 @@ class HiGMem(EffectRunner):
             space = self._space_name(len(vectors[0]))
             skey = self._skey()
             records = [
-                VectorRecord(f"{skey}:he:{e.id}", "hg_event", e.id, v, _hash(e.index_text))
+                VectorRecord(f"{skey}:he:{e.id}", "hg_event", e.id, v, text_hash(e.index_text))
                 for e, v in zip(events, vectors, strict=True)
             ]
             yield _Io(
@@ -777,7 +779,7 @@ class HiGMem(EffectRunner):
         for r, column in texts.items():
             for i, text in enumerate(column):
                 rec = stored.get((f"hg_w{r}", ranked[i].id))
-                if rec is None or rec.text_hash != _hash(text):
+                if rec is None or rec.text_hash != text_hash(text):
                     missing.append((r, i, text))
         fresh: dict[tuple[int, int], list[float]] = {}
         if missing:
@@ -785,7 +787,7 @@ class HiGMem(EffectRunner):
             space = self._space_name(len(vectors[0]))
             new_records = [
                 VectorRecord(
-                    f"{skey}:hw{r}:{ranked[i].id}", f"hg_w{r}", ranked[i].id, v, _hash(text)
+                    f"{skey}:hw{r}:{ranked[i].id}", f"hg_w{r}", ranked[i].id, v, text_hash(text)
                 )
                 for (r, i, text), v in zip(missing, vectors, strict=True)
             ]

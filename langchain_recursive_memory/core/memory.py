@@ -78,6 +78,7 @@ from .store import (
     StoredTurn,
     Summary,
     VectorRecord,
+    text_hash,
     validate_scope,
 )
 from .summarizer import (
@@ -202,6 +203,73 @@ class _LexicalCache:
     index: LexicalIndex | None = None
     ranker_signature: tuple[Any, ...] = ()
     ranker: Any = None
+    # The session's turn log as read at summary version ``turns_key`` (version, fold id):
+    # while no fold commits, the log only grows by unfolded turns, which load() returns.
+    turns_key: tuple[int, str] | None = None
+    turns: tuple[StoredTurn, ...] = ()
+
+
+@dataclass
+class _SessionVectors:
+    """Unit vectors of a session's records: record id -> (text hash, vector)."""
+
+    vectors: dict[str, tuple[str, np.ndarray]] = field(default_factory=dict)
+    nbytes: int = 0
+
+
+# Recall scores a session's archived turns and facts exactly (a dot product with every
+# vector) instead of asking Chroma for a filtered kNN: the filtered HNSW search costs
+# ~80 ms in a 100,000-vector collection whatever the session's size, a read by id does
+# not, and exact search cannot miss. Vectors never change under a record id except a
+# fact's (checked by its text hash), so they are cached per process, least recently used
+# sessions out beyond VECTOR_CACHE_BYTES.
+VECTOR_CACHE_BYTES = 256 * 1024 * 1024
+_VECTORS: OrderedDict[tuple[str, str, str, str, str], _SessionVectors] = OrderedDict()
+_VECTORS_LOCK = threading.Lock()
+_vectors_bytes = 0
+
+
+def _vectors_key(
+    store: MemoryStore, namespace: str, session_id: str, space: str
+) -> tuple[str, str, str, str, str]:
+    return (store.identity, store.prefix, namespace, session_id, space)
+
+
+def _session_vectors(key: tuple[str, str, str, str, str]) -> _SessionVectors:
+    """The cached vectors of a session (an empty entry if none), marked recently used."""
+    with _VECTORS_LOCK:
+        entry = _VECTORS.get(key)
+        if entry is None:
+            return _SessionVectors()
+        _VECTORS.move_to_end(key)
+        return entry
+
+
+def _remember_vectors(
+    key: tuple[str, str, str, str, str],
+    entry: _SessionVectors,
+    items: Sequence[tuple[str, str, np.ndarray]],
+) -> None:
+    """Add ``(record id, text hash, unit vector)`` items to a session's cached vectors."""
+    global _vectors_bytes
+    with _VECTORS_LOCK:
+        if _VECTORS.get(key) is not entry:  # new, or evicted meanwhile: (re)insert it
+            replaced = _VECTORS.pop(key, None)
+            if replaced is not None:
+                _vectors_bytes -= replaced.nbytes
+            _VECTORS[key] = entry
+            _vectors_bytes += entry.nbytes
+        for rid, digest, vec in items:
+            old = entry.vectors.get(rid)
+            if old is not None:
+                entry.nbytes -= old[1].nbytes
+                _vectors_bytes -= old[1].nbytes
+            entry.vectors[rid] = (digest, vec)
+            entry.nbytes += vec.nbytes
+            _vectors_bytes += vec.nbytes
+        while _vectors_bytes > VECTOR_CACHE_BYTES and len(_VECTORS) > 1:
+            _, evicted = _VECTORS.popitem(last=False)
+            _vectors_bytes -= evicted.nbytes
 
 
 # Sessions (for windows of neighbouring turns) as HiGMem cuts them.
@@ -622,7 +690,10 @@ class RecursiveMemory(EffectRunner):
                 space,
                 self.namespace,
                 self.session_id,
-                [VectorRecord(r[0], r[1], r[2], v) for r, v in zip(records, vectors, strict=True)],
+                [
+                    VectorRecord(r[0], r[1], r[2], v, text_hash(r[3]))
+                    for r, v in zip(records, vectors, strict=True)
+                ],
             )
         )
         return len(records)
@@ -643,21 +714,22 @@ class RecursiveMemory(EffectRunner):
         return (yield from self._index_steps(archived, facts, refresh_facts=False))
 
     def _recall_steps(
-        self, query: str, k: int, kinds: tuple[str, ...], exclude: set[str] | None
+        self,
+        query: str,
+        k: int,
+        kinds: tuple[str, ...],
+        exclude: set[str] | None,
+        state: SessionState | None = None,
     ) -> Steps[list[RecallHit]]:
         """Rank archived turns and facts for ``query``; see :meth:`recall`."""
         if not isinstance(query, str):
             raise InvalidInputError.for_value("query", query, "must be a str")
         if k < 1:
             raise InvalidInputError.for_value("k", k, "must be >= 1")
-        everything: list[StoredTurn] = yield _Io(
-            lambda: self.store.turns(self.namespace, self.session_id)
-        )
+        if state is None:
+            state = yield _Io(lambda: self.store.load(self.namespace, self.session_id))
+        everything = yield from self._session_turns_steps(state)
         if exclude is None:
-            # The window, from the turns just read (one read less than a full load).
-            state: SessionState = yield _Io(
-                partial(self.store.state_from_turns, self.namespace, self.session_id, everything)
-            )
             exclude = {t.id for t in self.build_context(state).window if t.id is not None}
         facts: list[Fact] = []
         if "fact" in kinds:
@@ -676,15 +748,21 @@ class RecursiveMemory(EffectRunner):
             try:
                 vector: list[float] = yield _Embed((query,), query=True)
                 space = self._space_name(len(vector))
-                near: list[tuple[str, str, float]] = yield _Io(
-                    partial(
-                        self.store.query_vectors,
-                        space,
-                        self.namespace,
-                        self.session_id,
-                        vector,
-                        pool + len(exclude),
+                wanted = [
+                    (self._turn_record(t.id), "turn", t.id, "")
+                    for t in everything
+                    if t.id in archived
+                ] + [
+                    (
+                        self.store.fact_record_id(self.namespace, self.session_id, f),
+                        "fact",
+                        f.key,
+                        text_hash(f.text),
                     )
+                    for f in facts
+                ]
+                near: list[tuple[str, str, float]] = yield from self._nearest_steps(
+                    space, vector, wanted, pool + len(exclude)
                 )
             except (EmbeddingError, StoreError) as exc:
                 logger.warning(
@@ -693,8 +771,8 @@ class RecursiveMemory(EffectRunner):
                     exc,
                 )
             else:
-                for kind, ref, distance in near:  # cosine distance -> similarity
-                    (dense_turns if kind == "turn" else dense_facts)[ref] = 1.0 - distance
+                for kind, ref, similarity in near:
+                    (dense_turns if kind == "turn" else dense_facts)[ref] = similarity
         scored: list[tuple[float, RecallHit]] = []
         if archived:
             ranker = self._turn_ranker(everything)
@@ -736,6 +814,86 @@ class RecursiveMemory(EffectRunner):
                     scored.append((float(score_f[i]), hit))
         scored.sort(key=lambda p: (-p[0], p[1].kind, p[1].id))
         return [hit for _, hit in scored[:k]]
+
+    def _session_turns_steps(self, state: SessionState) -> Steps[list[StoredTurn]]:
+        """The session's whole turn log, oldest first, read again only after a fold.
+
+        Folded turns change only when a fold commits a summary version, so the log read at
+        the current version (named by its fold id) is reused; turns added since then are
+        unfolded, and ``state`` (just loaded) holds them. No summary yet: nothing is folded
+        and ``state`` holds every turn.
+        """
+        summary = state.summary
+        if summary is None:
+            return list(state.turns)
+        key = (summary.version, summary.fold_id)
+        cache = _lexical_cache_for(self.store, self.namespace, self.session_id)
+        cached_key, cached = cache.turns_key, cache.turns
+        if cached_key != key:
+            everything: list[StoredTurn] = yield _Io(
+                lambda: self.store.turns(self.namespace, self.session_id)
+            )
+            cache.turns_key, cache.turns = key, tuple(everything)
+            cached = cache.turns
+        known = {t.id for t in cached}
+        extra = [t for t in state.turns if t.id not in known]
+        if not extra:
+            return list(cached)
+        return sorted([*cached, *extra], key=lambda t: (t.seq, t.id))
+
+    def _nearest_steps(
+        self,
+        space: str,
+        vector: Sequence[float],
+        wanted: Sequence[tuple[str, str, str, str]],
+        n: int,
+    ) -> Steps[list[tuple[str, str, float]]]:
+        """Exact cosine search over the session's vectors of ``wanted`` records.
+
+        ``wanted`` holds ``(record id, kind, ref, text hash)``; a fact's vector is used
+        even when its text hash is stale (re-embedding pending) but is not cached then.
+        Returns up to ``n`` ``(kind, ref, similarity)``, most similar first.
+        """
+        if not wanted:
+            return []
+        query = np.asarray(vector, np.float32)
+        norm = float(np.linalg.norm(query))
+        if norm == 0.0 or not np.isfinite(norm):
+            return []
+        query /= norm
+        key = _vectors_key(self.store, self.namespace, self.session_id, space)
+        entry = _session_vectors(key)
+        found: dict[str, np.ndarray] = {}
+        missing: list[str] = []
+        for rid, kind, _, digest in wanted:
+            hit = entry.vectors.get(rid)
+            if hit is not None and (kind == "turn" or hit[0] == digest):
+                found[rid] = hit[1]
+            else:
+                missing.append(rid)
+        if missing:
+            records: list[VectorRecord] = yield _Io(
+                partial(self.store.vectors_by_ids, space, self.namespace, self.session_id, missing)
+            )
+            digests = {rid: digest for rid, _, _, digest in wanted}
+            fresh: list[tuple[str, str, np.ndarray]] = []
+            for rec in records:
+                vec = np.asarray(rec.vector, np.float32)
+                size = float(np.linalg.norm(vec))
+                if vec.shape != query.shape or size == 0.0:
+                    continue
+                vec = vec / size
+                found[rec.id] = vec
+                if rec.kind == "turn" or (rec.text_hash and rec.text_hash == digests[rec.id]):
+                    fresh.append((rec.id, rec.text_hash, vec))
+            if fresh:
+                _remember_vectors(key, entry, fresh)
+        order = [(kind, ref, found[rid]) for rid, kind, ref, _ in wanted if rid in found]
+        if not order:
+            return []
+        similarity = np.stack([v for _, _, v in order]) @ query
+        best = np.argsort(-similarity, kind="stable")[:n]
+        return [(order[i][0], order[i][1], float(similarity[i])) for i in best]
 
     def _turn_ranker(self, turns: Sequence[StoredTurn]) -> TurnRanker:
         """The multi-scale turn ranker of the session (cached while its turns are the same)."""
@@ -807,7 +965,11 @@ class RecursiveMemory(EffectRunner):
         if query is None or not query.strip() or self.config.recall_tokens == 0:
             return base
         hits = yield from self._recall_steps(
-            query, k or 12, ("fact", "turn"), {t.id for t in base.window if t.id is not None}
+            query,
+            k or 12,
+            ("fact", "turn"),
+            {t.id for t in base.window if t.id is not None},
+            state,
         )
         return self.build_context(state, hits)
 

@@ -131,6 +131,11 @@ def session_key(namespace: str, session_id: str) -> str:
     return digest.hexdigest()
 
 
+def text_hash(text: str) -> str:
+    """Return the short hash stored with a vector to tell when its text has changed."""
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class StoredTurn:
     """A turn as stored in the log.
@@ -944,6 +949,30 @@ class MemoryStore:
         where = self._kinds_scope(namespace, session_id, kinds)
         got = self._call(
             "read vectors", lambda: col.get(where=where, include=["embeddings", "metadatas"])
+        )
+        embeddings = got.get("embeddings")
+        if embeddings is None:
+            embeddings = []
+        return [
+            VectorRecord(rid, str(m["kind"]), str(m["ref"]), v, str(m.get("h", "")))
+            for rid, m, v in zip(got["ids"], got["metadatas"] or [], embeddings, strict=True)
+            if m.get("sid") == session_id and m.get("ns") == namespace
+        ]
+
+    def vectors_by_ids(
+        self, space: str, namespace: str, session_id: str, ids: Sequence[str]
+    ) -> list[VectorRecord]:
+        """Return the session's vector records with the given record ids (missing ids skipped).
+
+        Reads by id cost the same however large the collection is, unlike filtered reads.
+        """
+        validate_scope(namespace, session_id)
+        if not ids:
+            return []
+        col = self._vector_collection(space)
+        got = self._call(
+            "read vectors by id",
+            lambda: col.get(ids=list(dict.fromkeys(ids)), include=["embeddings", "metadatas"]),
         )
         embeddings = got.get("embeddings")
         if embeddings is None:

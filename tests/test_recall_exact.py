@@ -1,0 +1,152 @@
+"""Recall scores archived turns and facts by exact search, with caches that never go stale."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fakes import BagOfWordsEmbedder, FactModel
+
+from langchain_recursive_memory.core import HybridMemory, MemoryStore, RetryPolicy, Turn
+from langchain_recursive_memory.core import memory as memory_module
+from langchain_recursive_memory.core.store import text_hash
+
+FAST = RetryPolicy(attempts=2, initial_delay=0.0, timeout=5.0, cooldown=0.0)
+TOPICS = ["weather", "football", "recipes", "music", "traffic", "gardening", "movies"]
+
+
+def filler(i: int) -> list[Turn]:
+    topic = TOPICS[i % len(TOPICS)]
+    return [
+        Turn(role="user", text=f"Let's chat about {topic} again, round {i}."),
+        Turn(role="assistant", text=f"Sure, {topic} is a fine topic for round {i}."),
+    ]
+
+
+def hybrid(store: MemoryStore, session: str = "s", **kw: object) -> HybridMemory:
+    kw.setdefault("max_tokens", 800)
+    kw.setdefault("max_summary_tokens", 120)
+    return HybridMemory(session, store=store, retry=FAST, **kw)  # type: ignore[arg-type]
+
+
+def brute_force_order(memory: HybridMemory, query: str, refs: set[str]) -> list[str]:
+    """Every archived turn of ``refs``, most similar to ``query`` first (numpy, no cache)."""
+    space = memory._space_name(0)
+    records = memory.store.get_vectors(space, "default", memory.session_id, ["turn"])
+    records = [r for r in records if r.ref in refs]
+    matrix = np.asarray([r.vector for r in records], np.float64)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    q = np.asarray(memory.embedder.embed_query(query), np.float64)  # type: ignore[union-attr]
+    similarity = matrix @ (q / np.linalg.norm(q))
+    return [records[i].ref for i in np.argsort(-similarity, kind="stable")]
+
+
+def test_dense_ranks_are_those_of_exact_search(store: MemoryStore) -> None:
+    memory = hybrid(store, embedder=BagOfWordsEmbedder())
+    memory.add(Turn(role="user", text="The spare key hangs in the blue garden shed.", id="key"))
+    for i in range(40):
+        memory.add(filler(i))
+    window = {t.id for t in memory.context().window}
+    archived = {t.id for t in memory.turns() if t.id not in window}
+    assert len(archived) > 30
+    query = "where is the garden key"
+    expected = brute_force_order(memory, query, archived)
+    hits = memory.recall(query, k=10, kinds=["turn"])
+    assert hits[0].id == "key"
+    for hit in hits:
+        assert hit.dense_rank is not None
+        # Ties in similarity may be ordered either way; the similarity itself must match.
+        assert hit.dense_rank == expected.index(hit.id) + 1 or _tied(
+            memory, query, hit.id, expected[hit.dense_rank - 1]
+        )
+
+
+def _tied(memory: HybridMemory, query: str, a: str, b: str) -> bool:
+    texts = {t.id: t.turn.text for t in memory.turns()}
+    embed = memory.embedder.embed_query  # type: ignore[union-attr]
+    q = np.asarray(embed(query))
+    return bool(np.isclose(q @ np.asarray(embed(texts[a])), q @ np.asarray(embed(texts[b]))))
+
+
+def test_a_fold_by_another_memory_object_is_recalled_at_once(store: MemoryStore) -> None:
+    reader = hybrid(store, embedder=BagOfWordsEmbedder())
+    for i in range(30):
+        reader.add(filler(i))
+    # Caches the log at this version (dense hash collisions may still bring filler).
+    assert all("Nimbus" not in h.text for h in reader.recall("sailing boat Nimbus"))
+    # Another writer (a new object on a new store handle, as another request would use)
+    # adds a turn and folds it away; the reader's cached log must not hide it.
+    writer = hybrid(MemoryStore(store.client, prefix=store.prefix), embedder=BagOfWordsEmbedder())
+    writer.add(Turn(role="user", text="Our sailing boat is called Nimbus.", id="boat"))
+    for i in range(30, 45):
+        writer.add(filler(i))
+    assert "boat" not in {t.id for t in writer.context().window}
+    hits = reader.recall("sailing boat Nimbus", k=3)
+    assert hits and hits[0].id == "boat"
+
+
+def test_turns_added_since_the_cached_read_are_recalled(store: MemoryStore) -> None:
+    memory = hybrid(store, max_tokens=400)
+    for i in range(30):
+        memory.add(filler(i))
+    memory.recall("anything at all")
+    # Unfolded turns older than the window (folds failing or not yet run) count as archived.
+    memory.add(Turn(role="user", text="The wifi password is tulip-42.", id="wifi"), fold=False)
+    for i in range(30, 40):
+        memory.add(filler(i), fold=False)
+    assert "wifi" not in {t.id for t in memory.context().window}
+    hits = memory.recall("wifi password", k=3)
+    assert hits and hits[0].id == "wifi"
+
+
+def test_a_corrected_fact_is_scored_with_its_new_vector(store: MemoryStore) -> None:
+    memory = hybrid(store, model=FactModel(), embedder=BagOfWordsEmbedder(dim=997))
+    memory.add(Turn(role="user", text="My home city is Oslo.", id="city"))
+    memory.add(
+        Turn(
+            role="user",
+            text="My favourite weekend place is the old harbour district of Oslo.",
+            id="place",
+        )
+    )
+    for i in range(20):
+        memory.add(filler(i))
+    keys = {f.key for f in memory.facts()}
+    assert {"user/home_city", "user/favourite_weekend_place"} <= keys
+    before = {h.id: h for h in memory.recall("Oslo", k=10, kinds=["fact"])}
+    assert before["user/home_city"].dense_rank == 1  # the short fact is nearer; now cached
+    memory.add(Turn(role="user", text="Update: my home city is Berlin now.", id="moved"))
+    for i in range(20, 45):
+        memory.add(filler(i))
+    city = next(f for f in memory.facts() if f.key == "user/home_city")
+    assert city.text == "The user's home city is Berlin now."
+    space = memory._space_name(0)
+    stored = memory.store.get_vectors(space, "default", "s", ["fact"])
+    record = memory.store.fact_record_id("default", "s", city)
+    assert {r.id: r.text_hash for r in stored}[record] == text_hash(city.text)
+    after = {h.id: h for h in memory.recall("Oslo", k=10, kinds=["fact"])}
+    assert after["user/favourite_weekend_place"].dense_rank == 1
+    # The new text shares nothing with "Oslo": with its stale vector it would still rank 1.
+    assert "user/home_city" not in after
+
+
+def test_the_vector_cache_keeps_to_its_byte_budget(
+    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    budget = 80 * 64 * 4  # 80 vectors of 64 floats: about two sessions' archived turns
+    monkeypatch.setattr(memory_module, "VECTOR_CACHE_BYTES", budget)
+    monkeypatch.setattr(memory_module, "_VECTORS", type(memory_module._VECTORS)())
+    monkeypatch.setattr(memory_module, "_vectors_bytes", 0)
+    memories = [hybrid(store, f"user-{n}", embedder=BagOfWordsEmbedder()) for n in range(6)]
+    for n, memory in enumerate(memories):
+        memory.add(Turn(role="user", text=f"My locker number is {1000 + n}.", id=f"locker-{n}"))
+        for i in range(25):
+            memory.add(filler(i))
+    for _ in range(2):
+        for n, memory in enumerate(memories):
+            hits = memory.recall("locker number", k=1, kinds=["turn"])
+            assert [h.id for h in hits] == [f"locker-{n}"]
+            cached = sum(e.nbytes for e in memory_module._VECTORS.values())
+            assert cached == memory_module._vectors_bytes
+            # Within budget, or only the session just read (it is never evicted by itself).
+            assert cached <= budget or len(memory_module._VECTORS) == 1
+            assert 1 <= len(memory_module._VECTORS) < len(memories)
