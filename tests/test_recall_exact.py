@@ -150,3 +150,21 @@ def test_the_vector_cache_keeps_to_its_byte_budget(
             # Within budget, or only the session just read (it is never evicted by itself).
             assert cached <= budget or len(memory_module._VECTORS) == 1
             assert 1 <= len(memory_module._VECTORS) < len(memories)
+
+
+def test_turn_ids_reused_after_clear_are_scored_with_their_new_text(store: MemoryStore) -> None:
+    memory = hybrid(store, embedder=BagOfWordsEmbedder(dim=997), max_tokens=300)
+    memory.add(Turn(role="user", text="The treasure is buried under the old oak.", id="t0"))
+    for i in range(30):
+        memory.add([Turn(role="user", text=f"Filler line number {i}.", id=f"f{i}")])
+    hits = memory.recall("treasure oak", k=1, kinds=["turn"])
+    assert hits[0].id == "t0" and hits[0].dense_rank == 1  # its vector is now cached
+    memory.clear()
+    # The same ids again, other texts: the cached vector of "t0" must not be used.
+    memory.add(Turn(role="user", text="Lunch is at noon in the canteen.", id="t0"))
+    memory.add(Turn(role="user", text="The treasure map hangs by the oak door.", id="t1"))
+    for i in range(30):
+        memory.add([Turn(role="user", text=f"Filler line number {i}.", id=f"f{i}")])
+    dense = {h.id: h.dense_rank for h in memory.recall("treasure oak", k=5, kinds=["turn"])}
+    assert dense["t1"] == 1
+    assert "t0" not in dense or dense["t0"] != 1

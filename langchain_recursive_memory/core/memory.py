@@ -207,6 +207,9 @@ class _LexicalCache:
     # while no fold commits, the log only grows by unfolded turns, which load() returns.
     turns_key: tuple[int, str] | None = None
     turns: tuple[StoredTurn, ...] = ()
+    # Text hashes of turns (turn id -> hash), to match their vectors; ids are reused only
+    # after clear(), which also changes ``turns_key``.
+    turn_hashes: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -306,6 +309,13 @@ def _lexical_cache_for(store: MemoryStore, namespace: str, session_id: str) -> _
         while len(_LEXICAL) > _LEXICAL_SIZE:
             _LEXICAL.popitem(last=False)
         return cache
+
+
+def _turn_hash(memo: dict[str, str], turn: StoredTurn) -> str:
+    digest = memo.get(turn.id)
+    if digest is None:
+        digest = memo[turn.id] = text_hash(turn.turn.text)
+    return digest
 
 
 def _fmt_time(ts: float | None) -> str:
@@ -748,8 +758,9 @@ class RecursiveMemory(EffectRunner):
             try:
                 vector: list[float] = yield _Embed((query,), query=True)
                 space = self._space_name(len(vector))
+                hashes = _lexical_cache_for(self.store, self.namespace, self.session_id).turn_hashes
                 wanted = [
-                    (self._turn_record(t.id), "turn", t.id, "")
+                    (self._turn_record(t.id), "turn", t.id, _turn_hash(hashes, t))
                     for t in everything
                     if t.id in archived
                 ] + [
@@ -834,6 +845,7 @@ class RecursiveMemory(EffectRunner):
                 lambda: self.store.turns(self.namespace, self.session_id)
             )
             cache.turns_key, cache.turns = key, tuple(everything)
+            cache.turn_hashes = {}
             cached = cache.turns
         known = {t.id for t in cached}
         extra = [t for t in state.turns if t.id not in known]
@@ -850,8 +862,9 @@ class RecursiveMemory(EffectRunner):
     ) -> Steps[list[tuple[str, str, float]]]:
         """Exact cosine search over the session's vectors of ``wanted`` records.
 
-        ``wanted`` holds ``(record id, kind, ref, text hash)``; a fact's vector is used
-        even when its text hash is stale (re-embedding pending) but is not cached then.
+        ``wanted`` holds ``(record id, kind, ref, text hash)``. A vector whose stored hash
+        differs (a corrected fact not re-embedded yet, a record written before hashes were
+        stored) is used but not cached, so the next recall reads it again.
         Returns up to ``n`` ``(kind, ref, similarity)``, most similar first.
         """
         if not wanted:
@@ -865,9 +878,9 @@ class RecursiveMemory(EffectRunner):
         entry = _session_vectors(key)
         found: dict[str, np.ndarray] = {}
         missing: list[str] = []
-        for rid, kind, _, digest in wanted:
+        for rid, _, _, digest in wanted:
             hit = entry.vectors.get(rid)
-            if hit is not None and (kind == "turn" or hit[0] == digest):
+            if hit is not None and hit[0] == digest:
                 found[rid] = hit[1]
             else:
                 missing.append(rid)
@@ -884,7 +897,7 @@ class RecursiveMemory(EffectRunner):
                     continue
                 vec = vec / size
                 found[rec.id] = vec
-                if rec.kind == "turn" or (rec.text_hash and rec.text_hash == digests[rec.id]):
+                if rec.text_hash == digests[rec.id]:
                     fresh.append((rec.id, rec.text_hash, vec))
             if fresh:
                 _remember_vectors(key, entry, fresh)
@@ -1196,10 +1209,11 @@ class RecursiveMemory(EffectRunner):
         windows of its neighbours (the answer is often the turn after the one that shares
         the question's words), embeddings when an embedder is configured, min-max
         normalised and mixed 0.4/0.6, plus speaker and date cues. Facts are ranked by BM25
-        and embeddings, mixed the same way. Turns in the current window are excluded (the
-        model sees them anyway); items with no signal at all are left out. Each hit
-        carries its score, its lexical and dense ranks and its provenance. An embedder
-        failure falls back to BM25 with a warning.
+        and embeddings, mixed the same way. Dense scores are exact cosine similarities
+        over the session's vectors (read by id, cached per process). Turns in the current
+        window are excluded (the model sees them anyway); items with no signal at all are
+        left out. Each hit carries its score, its lexical and dense ranks and its
+        provenance. An embedder failure falls back to BM25 with a warning.
 
         Raises:
             InvalidInputError: For a query that is not a string or ``k`` < 1.
