@@ -244,3 +244,44 @@ def test_bad_parameters(store):
         HiGMem("s", store=store).retrieve("q", use_llm=True)
     with pytest.raises(InvalidInputError, match="k=0"):
         HiGMem("s", store=store).retrieve("q", k=0)
+
+
+def test_event_anchors_are_the_exact_nearest_events(store):
+    import numpy as np
+
+    topics = [
+        "violin", "pottery", "sailing", "chess", "baking", "hiking", "painting", "cycling",
+        "knitting", "surfing", "gardening", "fishing", "camping", "archery",
+    ]  # fmt: skip
+    embedder = BagOfWordsEmbedder(dim=997)
+    memory = HiGMem("s", store=store, embedder=embedder, retry=FAST)
+    turns = []
+    for n, topic in enumerate(topics):
+        for i in range(3):
+            turns.append(
+                Turn(
+                    role="user",
+                    name="Ada",
+                    text=f"Session {n}: I talked about {topic} and more {topic} today ({i}).",
+                    created_at=1_700_000_000.0 + n * 86_400 + i * 60,
+                    extra={"session": str(n)},
+                )
+            )
+    memory.add(turns)
+    memory.flush()
+    assert len(memory.events()) == len(topics) > memory.config.retrieval_events
+    state = memory._run(memory._load_steps())
+    query = "the pottery and sailing afternoons"
+    vector = embedder.embed_query(query)
+    chosen = memory._run(memory._top_events_steps(state, query, vector))
+    q = np.asarray(vector)
+
+    def similarity(event_id: str) -> float:
+        v = np.asarray(embedder.embed_query(state.events[event_id].index_text))
+        return float(q @ v / np.linalg.norm(v))
+
+    expected = sorted((similarity(eid) for eid in state.events), reverse=True)
+    k = memory.config.retrieval_events
+    assert len(chosen) == k  # exact top-k: the same similarities (ties in any order)
+    assert [similarity(e.id) for e in chosen] == pytest.approx(expected[:k])
+    assert {e.id for e in chosen[:2]} == {"seg:1", "seg:2"}  # pottery, sailing

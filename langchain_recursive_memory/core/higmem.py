@@ -552,22 +552,44 @@ class HiGMem(EffectRunner):
         if self.embedder is not None:
             vector: list[float] = yield _Embed((text,), query=True)
             space = self._space_name(len(vector))
-            near: list[tuple[str, str, float]] = yield _Io(
-                partial(
-                    self.store.query_vectors,
-                    space,
-                    self.namespace,
-                    self.session_id,
-                    vector,
-                    k,
-                    ("hg_event",),
-                )
-            )
-            chosen = [state.events[ref] for _, ref, _ in near if ref in state.events]
+            chosen = yield from self._nearest_events_steps(state, space, vector, k)
             if chosen:
                 return chosen
         index = LexicalIndex([e.index_text for e in events])
         return [events[i] for i, _ in index.search(text, k)] or events[-k:]
+
+    def _nearest_events_steps(
+        self, state: _State, space: str, vector: Sequence[float], k: int
+    ) -> Steps[list[Event]]:
+        """The ``k`` events whose vectors are nearest ``vector`` (exact cosine search).
+
+        Event vectors are read by id: a session has few events, and Chroma's filtered
+        kNN in a large shared collection costs far more than reading them (see
+        ``benchmarks/overhead.py``). Events without a vector are left out.
+        """
+        skey = self._skey()
+        records: list[VectorRecord] = yield _Io(
+            partial(
+                self.store.vectors_by_ids,
+                space,
+                self.namespace,
+                self.session_id,
+                [f"{skey}:he:{eid}" for eid in state.events],
+            )
+        )
+        query = np.asarray(vector, np.float32)
+        rows = [
+            (r.ref, np.asarray(r.vector, np.float32))
+            for r in records
+            if r.kind == "hg_event" and r.ref in state.events and len(r.vector) == len(query)
+        ]
+        if not rows:
+            return []
+        matrix = np.stack([v for _, v in rows])
+        norms = np.linalg.norm(matrix, axis=1) * (float(np.linalg.norm(query)) or 1.0)
+        similarity = (matrix @ query) / np.where(norms == 0, 1.0, norms)
+        best = np.argsort(-similarity, kind="stable")[:k]
+        return [state.events[rows[i][0]] for i in best]
 
     def _llm_batch_steps(
         self, state: _State, segments: Sequence[str], positions: Sequence[int]
@@ -940,18 +962,7 @@ class HiGMem(EffectRunner):
         if len(events) <= k:
             return events
         if self.embedder is not None and query_vector is not None and self._space is not None:
-            near: list[tuple[str, str, float]] = yield _Io(
-                partial(
-                    self.store.query_vectors,
-                    self._space,
-                    self.namespace,
-                    self.session_id,
-                    query_vector,
-                    k,
-                    ("hg_event",),
-                )
-            )
-            chosen = [state.events[ref] for _, ref, _ in near if ref in state.events]
+            chosen = yield from self._nearest_events_steps(state, self._space, query_vector, k)
             if chosen:
                 return chosen
         index = LexicalIndex([e.index_text for e in events])
