@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import random
 import statistics
 import sys
@@ -264,13 +265,57 @@ def bench_tokens(repeat: int) -> dict[str, float]:
     return {"count_new_turn_us": first * 1e6, "count_cached_turn_us": cached * 1e6}
 
 
+def plot(results: dict[str, float], path: Path) -> None:
+    """Bar chart of the medians (log scale: a fold waited for inline dwarfs the rest)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bars = [
+        ("raw Chroma add", "raw_add_p50_ms", "tab:gray"),
+        ("memory add", "memory_add_p50_ms", "tab:blue"),
+        ("turn with fold, inline", "inline_fold_turn_p50_ms", "tab:red"),
+        ("turn with fold, background", "background_fold_turn_p50_ms", "tab:blue"),
+        ("turn without fold, background", "background_plain_turn_p50_ms", "tab:blue"),
+        ("context, 100 messages", "context_100_p50_ms", "tab:blue"),
+        ("context, 10,000 messages", "context_10000_p50_ms", "tab:blue"),
+        ("recall, 100k turns / 1k sessions", "recall_p50_ms", "tab:blue"),
+        ("raw Chroma filtered kNN, same store", "chroma_filtered_knn_p50_ms", "tab:gray"),
+    ]
+    bars = [b for b in bars if b[1] in results]
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    ys = range(len(bars))
+    values = [results[key] for _, key, _ in bars]
+    ax.barh(list(ys), values, color=[c for _, _, c in bars])
+    ax.set_yticks(list(ys), [label for label, _, _ in bars])
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    for y, v in zip(ys, values, strict=True):
+        ax.text(v * 1.08, y, f"{v:.1f} ms", va="center", fontsize=8)
+    ax.set_xlim(right=max(values) * 4)
+    ax.set_xlabel("median latency (ms, log scale)")
+    ax.set_title("Memory overhead against raw Chroma (gray: Chroma alone)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--turns-per-session", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=200)
     parser.add_argument("--fold-ms", type=float, default=300.0)
+    parser.add_argument(
+        "--replot", action="store_true", help="redraw the PNG from the saved JSON only"
+    )
     args = parser.parse_args()
+    if args.replot:
+        saved = json.loads((RESULTS / "overhead.json").read_text())
+        plot(saved["results"], RESULTS / "overhead.png")
+        console.print(f"wrote {RESULTS / 'overhead.png'}")
+        return 0
     results: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
@@ -301,35 +346,7 @@ def main() -> int:
         "overhead",
         {"args": vars(args), "results": results, "targets": {k: v[0] for k, v in targets.items()}},
     )
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    labels = [
-        "raw add",
-        "memory add",
-        "fold turn\n(inline)",
-        "fold turn\n(background)",
-        "context\n100 msgs",
-        "context\n10k msgs",
-        "recall\n100k turns",
-    ]
-    values = [
-        results["raw_add_p50_ms"],
-        results["memory_add_p50_ms"],
-        results["inline_fold_turn_p50_ms"],
-        results["background_fold_turn_p50_ms"],
-        results["context_100_p50_ms"],
-        results["context_10000_p50_ms"],
-        results["recall_p50_ms"],
-    ]
-    ax.bar(labels, values)
-    ax.set_ylabel("median latency (ms)")
-    ax.set_title("Memory overhead against raw Chroma")
-    fig.tight_layout()
-    fig.savefig(RESULTS / "overhead.png", dpi=120)
+    plot(results, RESULTS / "overhead.png")
     console.print(f"wrote {path} and {RESULTS / 'overhead.png'}")
     return 0
 
