@@ -223,9 +223,9 @@ class _SessionVectors:
 # Recall scores a session's archived turns and facts exactly (a dot product with every
 # vector) instead of asking Chroma for a filtered kNN: the filtered HNSW search costs
 # ~80 ms in a 100,000-vector collection whatever the session's size, a read by id does
-# not, and exact search cannot miss. Vectors never change under a record id except a
-# fact's (checked by its text hash), so they are cached per process, least recently used
-# sessions out beyond VECTOR_CACHE_BYTES.
+# not, and exact search cannot miss. A cached vector is used only while its stored text
+# hash matches the current text (a corrected fact, a turn id reused after clear()); the
+# cache is per process, least recently used sessions out beyond VECTOR_CACHE_BYTES.
 VECTOR_CACHE_BYTES = 256 * 1024 * 1024
 _VECTORS: OrderedDict[tuple[str, str, str, str, str], _SessionVectors] = OrderedDict()
 _VECTORS_LOCK = threading.Lock()

@@ -131,6 +131,18 @@ def session_key(namespace: str, session_id: str) -> str:
     return digest.hexdigest()
 
 
+def _vector_records(got: Any, namespace: str, session_id: str) -> list[VectorRecord]:
+    """Vector records of a Chroma ``get`` result that belong to the session."""
+    embeddings = got.get("embeddings")
+    if embeddings is None:
+        embeddings = []
+    return [
+        VectorRecord(rid, str(m["kind"]), str(m["ref"]), v, str(m.get("h", "")))
+        for rid, m, v in zip(got["ids"], got["metadatas"] or [], embeddings, strict=True)
+        if m.get("sid") == session_id and m.get("ns") == namespace
+    ]
+
+
 def text_hash(text: str) -> str:
     """Return the short hash stored with a vector to tell when its text has changed."""
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
@@ -950,14 +962,7 @@ class MemoryStore:
         got = self._call(
             "read vectors", lambda: col.get(where=where, include=["embeddings", "metadatas"])
         )
-        embeddings = got.get("embeddings")
-        if embeddings is None:
-            embeddings = []
-        return [
-            VectorRecord(rid, str(m["kind"]), str(m["ref"]), v, str(m.get("h", "")))
-            for rid, m, v in zip(got["ids"], got["metadatas"] or [], embeddings, strict=True)
-            if m.get("sid") == session_id and m.get("ns") == namespace
-        ]
+        return _vector_records(got, namespace, session_id)
 
     def vectors_by_ids(
         self, space: str, namespace: str, session_id: str, ids: Sequence[str]
@@ -974,14 +979,7 @@ class MemoryStore:
             "read vectors by id",
             lambda: col.get(ids=list(dict.fromkeys(ids)), include=["embeddings", "metadatas"]),
         )
-        embeddings = got.get("embeddings")
-        if embeddings is None:
-            embeddings = []
-        return [
-            VectorRecord(rid, str(m["kind"]), str(m["ref"]), v, str(m.get("h", "")))
-            for rid, m, v in zip(got["ids"], got["metadatas"] or [], embeddings, strict=True)
-            if m.get("sid") == session_id and m.get("ns") == namespace
-        ]
+        return _vector_records(got, namespace, session_id)
 
     def query_vectors(
         self,
