@@ -30,7 +30,7 @@ from langchain_core.messages import BaseMessage
 from .core.config import MemoryConfig
 from .core.errors import ConfigurationError
 from .core.memory import Context, FoldResult, RecursiveMemory
-from .core.retry import RetryPolicy
+from .core.runtime.retry import RetryPolicy
 from .core.store import DEFAULT_NAMESPACE, MemoryStore, Summary
 from .core.usage import Usage, UsageRecord
 from .language_models import LangChainTextModel, resolve_text_model

@@ -62,7 +62,7 @@ from langgraph.runtime import Runtime
 from .core.config import MemoryConfig
 from .core.errors import ConfigurationError, StoreError
 from .core.memory import Context, RecursiveMemory
-from .core.retry import RetryPolicy
+from .core.runtime.retry import RetryPolicy
 from .core.store import DEFAULT_NAMESPACE, MemoryStore, StoredTurn, validate_scope
 from .core.tokenizer import REPLY_PRIMING_TOKENS
 from .core.turn import Turn

@@ -48,7 +48,7 @@ from langchain_recursive_memory.core.memory import (
     HybridMemory,
     RecursiveMemory,
 )
-from langchain_recursive_memory.core.retry import RetryPolicy
+from langchain_recursive_memory.core.runtime.retry import RetryPolicy
 from langchain_recursive_memory.core.store import DEFAULT_NAMESPACE, MemoryStore, Summary
 from langchain_recursive_memory.core.turn import Turn, group_tool_calls
 

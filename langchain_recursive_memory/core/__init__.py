@@ -30,7 +30,7 @@ from .higmem import HiGMem, HiGMemConfig, RetrievedTurn
 from .memory import Context, FoldResult, HybridMemory, RecursiveMemory
 from .models import Embedder, FunctionTextModel, TextModel
 from .recall import RecallHit
-from .retry import RetryPolicy
+from .runtime.retry import RetryPolicy
 from .store import (
     DEFAULT_NAMESPACE,
     MemoryStore,

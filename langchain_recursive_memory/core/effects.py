@@ -34,7 +34,7 @@ from typing import Any, TypeVar, cast
 
 from .errors import EmbeddingError, ModelError
 from .models import Embedder, TextModel, check_vectors
-from .retry import RetryPolicy, acall_with_timeout, call_with_timeout
+from .runtime.retry import RetryPolicy, acall_with_timeout, call_with_timeout
 from .tokenizer import TokenCounter
 from .usage import Usage
 

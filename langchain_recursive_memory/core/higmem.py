@@ -78,7 +78,7 @@ from .events import Event, EventFact, TurnNote, segment_events, segment_labels
 from .models import Embedder, TextModel
 from .ranking import RankedTurn, RankerParams, TurnRanker, window_texts
 from .recall import LexicalIndex, word_stems
-from .retry import RetryPolicy
+from .runtime.retry import RetryPolicy
 from .store import (
     DEFAULT_NAMESPACE,
     MemoryStore,

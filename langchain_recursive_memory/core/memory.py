@@ -70,7 +70,7 @@ from .facts import Fact, facts_prompt, parse_combined, parse_facts, render_known
 from .models import Embedder, TextModel
 from .ranking import RankedTurn, TurnRanker
 from .recall import LexicalIndex, RecallHit
-from .retry import RetryPolicy
+from .runtime.retry import RetryPolicy
 from .store import (
     DEFAULT_NAMESPACE,
     MemoryStore,

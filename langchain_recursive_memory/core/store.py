@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .errors import ConfigurationError, InvalidInputError, RecursiveMemoryError, StoreError
 from .events import Event, TurnNote
 from .facts import Fact, merge_fact
-from .retry import RetryPolicy
+from .runtime.retry import RetryPolicy
 from .turn import Turn
 from .usage import Usage, UsageRecord
 

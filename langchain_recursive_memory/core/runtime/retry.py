@@ -18,9 +18,9 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .errors import ConfigurationError, ModelTimeoutError
+from ..errors import ConfigurationError, ModelTimeoutError
 
-__all__ = ["RetryPolicy", "call_with_timeout", "acall_with_timeout"]
+__all__ = ["Retrying", "RetryPolicy", "acall_with_timeout", "call_with_timeout"]
 
 T = TypeVar("T")
 
@@ -71,6 +71,54 @@ class RetryPolicy:
         if consecutive_failures <= 0:
             return 0.0
         return float(min(self.cooldown * 2 ** (consecutive_failures - 1), self.max_cooldown))
+
+
+class Retrying:
+    """The one retry decision of the package: when to try again, how long to wait, what to raise.
+
+    The sync and async shells (model, embedding and store calls) loop over attempts and ask
+    :meth:`failed` after each failure; it returns the delay before the next attempt, or
+    raises the final error, chained to the last failure (``raise ... from``).
+
+    Args:
+        policy: Attempts and delays.
+        final: Builds the final error from the last failure and the number of attempts.
+        retryable: Whether a failure is worth another attempt (default: every failure).
+
+    Example:
+        >>> retrying = Retrying(RetryPolicy(attempts=2, initial_delay=0.1), RuntimeError)
+        >>> retrying.failed(ValueError("boom"))
+        0.1
+        >>> try:
+        ...     retrying.failed(ValueError("boom again"))
+        ... except RuntimeError as exc:
+        ...     print(repr(exc.__cause__))
+        ValueError('boom again')
+    """
+
+    def __init__(
+        self,
+        policy: RetryPolicy,
+        final: Callable[[Exception, int], Exception],
+        retryable: Callable[[Exception], bool] | None = None,
+    ) -> None:
+        self._delays = list(policy.delays())
+        self._final = final
+        self._retryable = retryable
+        self.attempt = 0
+
+    def failed(self, exc: Exception) -> float:
+        """Record a failed attempt; return the delay before the next one.
+
+        Raises:
+            Exception: The final error (from ``final``), chained to ``exc``, when no attempt
+                is left or ``exc`` is not retryable.
+        """
+        self.attempt += 1
+        more = self.attempt <= len(self._delays)
+        if not more or (self._retryable is not None and not self._retryable(exc)):
+            raise self._final(exc, self.attempt) from exc
+        return self._delays[self.attempt - 1]
 
 
 def call_with_timeout(fn: Callable[[], T], timeout: float, what: str) -> T:
