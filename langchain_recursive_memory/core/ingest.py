@@ -1,8 +1,9 @@
 """Ingest an existing transcript into a memory: messages, JSONL, or LoCoMo conversations.
 
 Ingestion is resumable when turns carry stable ids (LoCoMo turns use their ``dia_id``;
-give JSONL messages an ``id``): turns already in the session's log are skipped, and
-indexing picks up where it stopped. A progress bar (tqdm) shows the way.
+give JSONL messages an ``id``, or read them with ``read_jsonl(path, stable_ids=True)``):
+turns already in the session's log are skipped, and indexing picks up where it stopped.
+A progress bar (tqdm) shows the way.
 
 Example:
     >>> from langchain_recursive_memory.core import HiGMem, MemoryStore, Turn
@@ -16,9 +17,11 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -135,17 +138,52 @@ def turns_from_dicts(records: Iterable[Mapping[str, Any]]) -> list[Turn]:
     return out
 
 
-def read_jsonl(path: str | Path) -> list[Turn]:
-    """Read a JSONL transcript (one message object per line, see :func:`turns_from_dicts`)."""
+def read_jsonl(path: str | Path, *, stable_ids: bool = False) -> list[Turn]:
+    """Read a JSONL transcript (one message object per line, see :func:`turns_from_dicts`).
+
+    Blank lines are skipped.
+
+    Args:
+        path: The transcript, UTF-8.
+        stable_ids: Give every turn without an ``id`` a derived one, so that ingesting
+            the file again resumes instead of adding its turns twice. The derived id is
+            the record's position (blank lines not counted) and a hash of its role and
+            text, ``j12-3fa9c1d2``: re-reading the same file (or a longer version of it)
+            yields the same ids, and another transcript's turn shares an id only if
+            position, role and text are all equal. Default: such turns keep ``id=None``.
+
+    Returns:
+        The turns, in file order.
+
+    Raises:
+        InvalidInputError: When the file cannot be read (missing, not UTF-8), a line is
+            not JSON (naming ``path:line``) or a record is not a message.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError.for_value("FILE", str(path), f"cannot be read: {exc}") from exc
     records = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError as exc:
             raise InvalidInputError.for_value(f"{path}:{n}", line[:80], f"not JSON: {exc}") from exc
-    return turns_from_dicts(records)
+    turns = turns_from_dicts(records)
+    if not stable_ids:
+        return turns
+    return [
+        turn if turn.id is not None else replace(turn, id=_stable_id(n, turn))
+        for n, turn in enumerate(turns, start=1)
+    ]
+
+
+def _stable_id(position: int, turn: Turn) -> str:
+    """The id :func:`read_jsonl` derives for the ``position``-th record (from 1)."""
+    digest = hashlib.blake2b(f"{turn.role}\x00{turn.text}".encode(), digest_size=4)
+    return f"j{position}-{digest.hexdigest()}"
 
 
 def locomo_sessions(sample: Mapping[str, Any]) -> list[int]:

@@ -1,0 +1,322 @@
+"""The typer app, its global options and the helpers every command shares.
+
+The commands live in their own modules (:mod:`.ingest`, :mod:`.show`, :mod:`.sessions`,
+:mod:`.demo`) and register themselves on :data:`app` when the package is imported.
+"""
+
+import datetime as dt
+import logging
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from ..core import (
+    DEFAULT_NAMESPACE,
+    ConfigurationError,
+    HiGMem,
+    HybridMemory,
+    MemoryStore,
+    RecursiveMemory,
+    RecursiveMemoryError,
+    TextModel,
+    default_path,
+)
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "InputFormat",
+    "MaxTokensOption",
+    "MemoryKind",
+    "ProgressOption",
+    "Settings",
+    "SummaryTokensOption",
+    "app",
+    "main",
+    "parse_duration",
+]
+
+DEFAULT_MAX_TOKENS = 2000
+"""The memories' default ``max_tokens`` (also the CLI's)."""
+
+_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
+_UNIT_SECONDS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+
+app = typer.Typer(
+    name="lrm",
+    help=(
+        "Long-term conversation memory on Chroma: ingest transcripts, inspect the summary, "
+        "window and facts, recall memories, manage sessions. Offline demo: `lrm demo`."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class InputFormat(str, Enum):
+    """Transcript formats ``ingest`` reads."""
+
+    auto = "auto"
+    jsonl = "jsonl"
+    locomo = "locomo"
+
+
+class MemoryKind(str, Enum):
+    """The memories a session can be read or filled with."""
+
+    recursive = "recursive"
+    hybrid = "hybrid"
+    higmem = "higmem"
+
+
+MaxTokensOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tokens",
+        min=1,
+        help=(
+            f"Context budget of the recursive/hybrid memory (default {DEFAULT_MAX_TOKENS}); "
+            "show and recall need the value used at ingest."
+        ),
+    ),
+]
+SummaryTokensOption = Annotated[
+    int | None,
+    typer.Option(
+        "--summary-tokens",
+        min=16,
+        help="Cap of the summary, inside --max-tokens (default 300).",
+    ),
+]
+ProgressOption = Annotated[
+    bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")
+]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The global options, shared by every command.
+
+    Attributes:
+        path: The embedded store's directory (None: :func:`~.core.default_path`).
+        host: A Chroma server's host (None: the embedded store).
+        port: The server's port.
+        prefix: Collection name prefix.
+        namespace: The namespace given with ``--namespace``, or None.
+    """
+
+    path: Path | None
+    host: str | None
+    port: int
+    prefix: str
+    namespace: str | None
+
+    @property
+    def ns(self) -> str:
+        """The namespace of per-session commands (``"default"`` unless given)."""
+        return self.namespace if self.namespace is not None else DEFAULT_NAMESPACE
+
+    def location(self, path: Path | None = None) -> str:
+        """A readable name of the store (directory or server address)."""
+        where = (
+            f"http://{self.host}:{self.port}"
+            if self.host is not None
+            else str(path or self.path or default_path())
+        )
+        return where if self.prefix == "lrm" else f"{where} (prefix {self.prefix!r})"
+
+    def open_store(self, path: Path | None = None) -> MemoryStore:
+        """Open the configured store (``path`` overrides ``--path``).
+
+        Raises:
+            StoreError: When the store cannot be opened or the server does not answer.
+        """
+        if self.host is not None:
+            return MemoryStore.http(self.host, self.port, prefix=self.prefix)
+        return MemoryStore.persistent(path or self.path or default_path(), prefix=self.prefix)
+
+
+# -- small helpers ----------------------------------------------------------------------------
+
+
+def parse_duration(text: str) -> float:
+    """Parse a duration like ``90s``, ``15m``, ``12h``, ``30d`` or ``2w`` into seconds.
+
+    A bare number is seconds.
+
+    Args:
+        text: The duration.
+
+    Returns:
+        The duration in seconds (> 0).
+
+    Raises:
+        typer.BadParameter: For anything else, or a zero duration.
+    """
+    match = _DURATION_RE.match(text)
+    if not match:
+        raise typer.BadParameter(
+            f"{text!r} is not a duration; use a number and a unit: 90s, 15m, 12h, 30d, 2w"
+        )
+    seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2).lower()]
+    if seconds <= 0:
+        raise typer.BadParameter(f"{text!r}: the duration must be > 0")
+    return seconds
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    """The global options, parsed by the app's callback."""
+    obj = ctx.find_root().obj
+    if not isinstance(obj, Settings):  # pragma: no cover - the callback always sets it
+        raise RuntimeError("the CLI's global options were not parsed")
+    return obj
+
+
+def _console() -> Console:
+    """The console commands print to (no highlighting, no soft wrapping)."""
+    return Console(highlight=False, soft_wrap=False)
+
+
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    """Print ``error: message`` on one line on stderr; return the exit to raise."""
+    typer.echo(f"error: {' '.join(message.split())}", err=True)
+    return typer.Exit(code)
+
+
+@contextmanager
+def _reported_errors() -> Iterator[None]:
+    """Turn the package's errors into one line on stderr and exit code 1 (no traceback)."""
+    try:
+        yield
+    except RecursiveMemoryError as exc:
+        raise _fail(f"{type(exc).__name__}: {exc}") from None
+    except KeyboardInterrupt:
+        raise _fail("interrupted (run the same command again to resume)", 130) from None
+
+
+def _time(ts: float | None) -> str:
+    """A UTC time as ``YYYY-MM-DD HH:MM`` (empty for None)."""
+    if ts is None:
+        return ""
+    return dt.datetime.fromtimestamp(ts, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def _resolve_model(spec: str | None) -> TextModel | None:
+    """Resolve ``--model provider:model`` with LangChain, imported only when given.
+
+    Raises:
+        ConfigurationError: When LangChain is not installed or the model cannot be loaded.
+    """
+    if spec is None:
+        return None
+    try:
+        from ..language_models import resolve_text_model
+    except ImportError as exc:
+        needs = (
+            "a 'provider:model' needs LangChain: pip install "
+            f"'langchain-recursive-memory[agents]' and the provider's package ({exc})"
+        )
+        raise ConfigurationError.for_value("--model", spec, needs) from exc
+    return resolve_text_model(spec)
+
+
+def _make_memory(
+    kind: MemoryKind,
+    session_id: str,
+    store: MemoryStore,
+    namespace: str,
+    *,
+    max_tokens: int | None = None,
+    summary_tokens: int | None = None,
+    model: TextModel | None = None,
+) -> RecursiveMemory | HiGMem:
+    """Build the memory of ``kind`` for a session (the CLI's budget defaults)."""
+    if kind is MemoryKind.higmem:
+        return HiGMem(session_id, model=model, store=store, namespace=namespace)
+    cls = HybridMemory if kind is MemoryKind.hybrid else RecursiveMemory
+    budget: dict[str, Any] = {"max_tokens": max_tokens or DEFAULT_MAX_TOKENS}
+    if summary_tokens is not None:
+        budget["max_summary_tokens"] = summary_tokens
+    return cls(session_id, model=model, store=store, namespace=namespace, **budget)
+
+
+def _require_session(store: MemoryStore, namespace: str, session_id: str) -> int:
+    """Return the session's turn count; exit 1 when nothing is stored for it."""
+    count = store.count_turns(namespace, session_id)
+    if count == 0 and not any(s.session_id == session_id for s in store.sessions(namespace)):
+        raise _fail(
+            f"no session {session_id!r} in namespace {namespace!r} "
+            "(list them with the `sessions` command)"
+        )
+    return count
+
+
+# -- global options ---------------------------------------------------------------------------
+
+_PATH_HELP = (
+    "Embedded Chroma store directory [default: $LANGCHAIN_RECURSIVE_MEMORY_PATH "
+    "or ~/.local/share/langchain-recursive-memory/chroma]"
+)
+_NAMESPACE_HELP = (
+    "Namespace (default 'default'); `sessions` and `expire` cover every "
+    "namespace unless it is given."
+)
+_PathOption = Annotated[Path | None, typer.Option("--path", help=_PATH_HELP, file_okay=False)]
+_HostOption = Annotated[
+    str | None, typer.Option("--host", help="A Chroma server's host (`chroma run`).")
+]
+_PortOption = Annotated[
+    int | None,
+    typer.Option("--port", help="The Chroma server's port (default 8000).", min=1, max=65535),
+]
+_PrefixOption = Annotated[str, typer.Option("--prefix", help="Collection name prefix.")]
+_NamespaceOption = Annotated[str | None, typer.Option("--namespace", help=_NAMESPACE_HELP)]
+_VerboseOption = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Log what the memory does (INFO).")
+]
+
+
+@app.callback()
+def _global_options(
+    ctx: typer.Context,
+    path: _PathOption = None,
+    host: _HostOption = None,
+    port: _PortOption = None,
+    prefix: _PrefixOption = "lrm",
+    namespace: _NamespaceOption = None,
+    verbose: _VerboseOption = False,
+) -> None:
+    """Long-term conversation memory on Chroma (no LLM needed to try it: `lrm demo`)."""
+    if path is not None and (host is not None or port is not None):
+        raise typer.BadParameter(
+            "give either --path (embedded store) or --host/--port (server), not both",
+            param_hint="--path",
+        )
+    if port is not None and host is None:
+        host = "localhost"
+    if verbose:
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    ctx.obj = Settings(path=path, host=host, port=port or 8000, prefix=prefix, namespace=namespace)
+
+
+def main(prog_name: str | None = None) -> None:
+    """Run the command line (the ``langchain-recursive-memory`` and ``lrm`` scripts).
+
+    Args:
+        prog_name: The program name shown in usage lines (default: from ``sys.argv[0]``).
+    """
+    app(prog_name=prog_name)

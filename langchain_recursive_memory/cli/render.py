@@ -1,0 +1,210 @@
+"""Rich rendering of what a memory holds: ``show``'s panels and tables, recall tables.
+
+Stored text is always wrapped in :class:`~rich.text.Text`, so it is printed as text and
+never read as rich markup.
+"""
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from ..core import (
+    Context,
+    Event,
+    Fact,
+    RecallHit,
+    RecursiveMemory,
+    RetrievedTurn,
+    StoredTurn,
+    Summary,
+    TokenCounter,
+    Turn,
+)
+from ._app import _cut, _time
+
+__all__ = ["higmem_table", "recall_table", "render_show"]
+
+
+def render_show(console: Console, memory: RecursiveMemory, *, window_rows: int) -> None:
+    """Print the summary, the window, the facts, HiGMem events and the token counts.
+
+    Args:
+        console: Where to print.
+        memory: The memory of the session shown.
+        window_rows: Most window messages to list (the newest).
+    """
+    turns = memory.turns()
+    ctx = memory.context()
+    facts = memory.facts()
+    events = memory.store.get_events(memory.namespace, memory.session_id)
+    console.print(_summary_panel(ctx.summary))
+    console.print(_window_table(ctx.window, window_rows))
+    if facts:
+        console.print(_facts_table(facts))
+    else:
+        console.print(
+            "Facts: none stored (facts are extracted at folds by a summarizer model; "
+            "the no-LLM extractive summarizer extracts none).\n"
+        )
+    if events:
+        console.print(_events_table(events))
+    _print_tokens(console, memory.counter, turns, ctx)
+
+
+def _summary_panel(summary: Summary | None) -> Panel:
+    """The summary's text, titled with its version, method, coverage and size."""
+    if summary is None:
+        return Panel(Text("No summary yet: nothing has been folded."), title="Summary")
+    method = "extractive, no LLM" if summary.method == "extractive" else summary.method
+    title = (
+        f"Summary v{summary.version} ({method}) · covers {summary.covered} turns · "
+        f"{summary.tokens} tokens"
+    )
+    return Panel(Text(summary.text), title=title, title_align="left")
+
+
+def _window_table(window: Sequence[Turn], rows: int) -> Table:
+    """The newest ``rows`` messages of the window."""
+    table = Table(
+        title=f"Window: {len(window)} recent messages, verbatim",
+        title_justify="left",
+        caption=f"last {rows} of {len(window)} shown" if len(window) > rows else None,
+    )
+    table.add_column("id", overflow="fold")
+    table.add_column("role")
+    table.add_column("time (UTC)", no_wrap=True)
+    table.add_column("text", overflow="fold", ratio=1)
+    for turn in window[-rows:] if rows else ():
+        role = f"{turn.role} ({turn.name})" if turn.name else turn.role
+        table.add_row(
+            Text(turn.id or ""), Text(role), _time(turn.created_at), Text(_cut(turn.text, 120))
+        )
+    return table
+
+
+def _facts_table(facts: Sequence[Fact]) -> Table:
+    """The session's facts with their times and source turns."""
+    table = Table(title=f"Facts ({len(facts)})", title_justify="left")
+    table.add_column("key", overflow="fold")
+    table.add_column("fact", overflow="fold", ratio=1)
+    table.add_column("time", overflow="fold")
+    table.add_column("source turns", overflow="fold")
+    for fact in facts:
+        table.add_row(
+            Text(fact.key),
+            Text(_cut(fact.text, 160)),
+            Text(fact.time),
+            Text(", ".join(fact.source_turn_ids)),
+        )
+    return table
+
+
+def _events_table(events: Sequence[Event]) -> Table:
+    """The session's HiGMem event nodes."""
+    table = Table(title=f"HiGMem events ({len(events)})", title_justify="left")
+    table.add_column("id", overflow="fold")
+    table.add_column("method")
+    table.add_column("turns", justify="right")
+    table.add_column("summary", overflow="fold", ratio=1)
+    for event in events:
+        table.add_row(
+            Text(event.id),
+            event.method,
+            str(len(event.turn_ids)),
+            Text(_cut(event.summary, 160)),
+        )
+    return table
+
+
+def _print_tokens(
+    console: Console, counter: TokenCounter, turns: Sequence[StoredTurn], ctx: Context
+) -> None:
+    """Print the token counts of the log and the context, and what was folded."""
+    full = counter.count_turns(t.turn for t in turns)
+    first = counter.count_turn(ctx.summary_turn) if ctx.summary_turn is not None else 0
+    window_tokens = ctx.tokens - first - 3  # 3: reply priming
+    tokens = Table(title="Tokens", title_justify="left")
+    tokens.add_column("")
+    tokens.add_column("messages", justify="right")
+    tokens.add_column("tokens", justify="right")
+    tokens.add_row("full log", f"{len(turns):,}", f"{full:,}")
+    tokens.add_row(
+        "context handed to the model",
+        f"{len(ctx.turns):,}",
+        f"{ctx.tokens:,} / {ctx.max_tokens:,}",
+    )
+    tokens.add_row("  summary message", "1" if first else "0", f"{first:,}")
+    tokens.add_row("  window", f"{len(ctx.window):,}", f"{window_tokens:,}")
+    console.print(tokens)
+    folded = sum(1 for t in turns if t.folded_in)
+    saved = f" ({100 * (1 - ctx.tokens / full):.0f}% fewer)" if full > ctx.tokens else ""
+    console.print(
+        f"Log: {len(turns):,} turns, {folded:,} folded into the summary, "
+        f"{len(turns) - folded:,} unfolded. The context is {ctx.tokens:,} tokens against "
+        f"{full:,} for the full log{saved}."
+    )
+    if ctx.hidden:
+        console.print(
+            f"{ctx.hidden:,} unfolded messages do not fit the window (a fold is pending, or "
+            "the session was filled by HiGMem, which does not fold, or with a larger "
+            "--max-tokens)."
+        )
+
+
+def recall_table(hits: Sequence[RecallHit], title: str) -> Table:
+    """A table of recalled memories (facts and archived turns), best first.
+
+    Args:
+        hits: What :meth:`~.core.RecursiveMemory.recall` returned.
+        title: The table's title.
+
+    Returns:
+        The table.
+    """
+    table = Table(title=title, title_justify="left")
+    table.add_column("#", justify="right")
+    table.add_column("kind")
+    table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("time (UTC)")
+    table.add_column("text", overflow="fold", ratio=3)
+    table.add_column("source turns", overflow="fold", ratio=1)
+    for n, hit in enumerate(hits, start=1):
+        kind = hit.kind if hit.role is None else f"{hit.kind} ({hit.role})"
+        table.add_row(
+            str(n),
+            kind,
+            f"{hit.score:.4f}",
+            _time(hit.time),
+            Text(_cut(hit.text, 200)),
+            Text(", ".join(hit.source_turn_ids)),
+        )
+    return table
+
+
+def higmem_table(found: Sequence[RetrievedTurn], title: str) -> Table:
+    """A table of turns HiGMem retrieved, with their speakers, scores and events.
+
+    Args:
+        found: What :meth:`~.core.HiGMem.retrieve` returned.
+        title: The table's title.
+
+    Returns:
+        The table.
+    """
+    table = Table(title=title, title_justify="left")
+    for column in ("#", "turn", "speaker", "score", "time (UTC)", "text", "events"):
+        table.add_column(column, overflow="fold", ratio=1 if column == "text" else None)
+    for n, item in enumerate(found, start=1):
+        table.add_row(
+            str(n),
+            Text(item.turn.id or ""),
+            Text(item.speaker),
+            f"{item.score:.4f}",
+            _time(item.turn.created_at),
+            Text(_cut(item.turn.text, 200)),
+            Text(", ".join(item.event_ids)),
+        )
+    return table

@@ -1,0 +1,132 @@
+"""``lrm sessions``, ``lrm clear`` and ``lrm expire``: list and delete sessions."""
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from ..core import MemoryStore, RecursiveMemory
+from ._app import (
+    Settings,
+    _console,
+    _reported_errors,
+    _require_session,
+    _settings,
+    _time,
+    app,
+    parse_duration,
+)
+
+__all__ = ["clear", "expire", "list_sessions"]
+
+_Doomed = Sequence[tuple[tuple[str, str], float]]
+"""``((namespace, session_id), last activity)`` of the sessions ``expire`` deletes."""
+
+
+@app.command("sessions")
+def list_sessions(ctx: typer.Context) -> None:
+    """List sessions: namespace, id, turns, last activity."""
+    settings = _settings(ctx)
+    console = _console()
+    with _reported_errors():
+        store = settings.open_store()
+        found = store.sessions(settings.namespace)
+        if not found:
+            console.print(f"No sessions in {settings.location()}.")
+            return
+        activity = store.activity(settings.namespace)
+        table = Table(title=f"Sessions in {settings.location()}", title_justify="left")
+        table.add_column("namespace", overflow="fold")
+        table.add_column("session", overflow="fold")
+        table.add_column("turns", justify="right")
+        table.add_column("last activity (UTC)", no_wrap=True)
+        for info in found:
+            last = activity.get((info.namespace, info.session_id))
+            table.add_row(
+                Text(info.namespace),
+                Text(info.session_id),
+                f"{store.count_turns(info.namespace, info.session_id):,}",
+                _time(last) if last is not None else "-",
+            )
+        console.print(table)
+
+
+@app.command()
+def clear(
+    ctx: typer.Context,
+    session: Annotated[str, typer.Argument(help="The session id.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete everything of a session: turns, summaries, facts, HiGMem nodes, vectors."""
+    settings = _settings(ctx)
+    with _reported_errors():
+        store = settings.open_store()
+        count = _require_session(store, settings.ns, session)
+        if not yes:
+            typer.confirm(
+                f"Delete session {session!r} of namespace {settings.ns!r} "
+                f"({count:,} turns) from {settings.location()}?",
+                abort=True,
+            )
+        RecursiveMemory(session, store=store, namespace=settings.ns).clear()
+        typer.echo(f"Deleted session {session!r} ({count:,} turns).")
+
+
+@app.command()
+def expire(
+    ctx: typer.Context,
+    older_than: Annotated[
+        str,
+        typer.Option(
+            "--older-than",
+            help="Delete sessions that stored nothing for this long: 90s, 15m, 12h, 30d, 2w.",
+        ),
+    ],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List the sessions, delete nothing.")
+    ] = False,
+) -> None:
+    """Delete inactive sessions (a retention period; run it from a scheduled job)."""
+    settings = _settings(ctx)
+    seconds = parse_duration(older_than)
+    console = _console()
+    with _reported_errors():
+        store = settings.open_store()
+        doomed = _expire(store, settings, seconds, dry_run=dry_run)
+        verb = "Would delete" if dry_run else "Deleted"
+        scope = (
+            f"namespace {settings.namespace!r}"
+            if settings.namespace is not None
+            else "all namespaces"
+        )
+        console.print(
+            f"{verb} {len(doomed)} session(s) inactive for more than {older_than} ({scope})."
+        )
+        if doomed:
+            console.print(_doomed_table(doomed))
+
+
+def _expire(store: MemoryStore, settings: Settings, seconds: float, *, dry_run: bool) -> _Doomed:
+    """Delete (or, for a dry run, only find) the sessions inactive for ``seconds``."""
+    if dry_run:
+        cutoff = dt.datetime.now(tz=dt.timezone.utc).timestamp() - seconds
+        return [
+            (key, last) for key, last in store.activity(settings.namespace).items() if last < cutoff
+        ]
+    activity = store.activity(settings.namespace)
+    deleted = store.expire(seconds, namespace=settings.namespace)
+    return [(key, activity.get(key, 0.0)) for key in deleted]
+
+
+def _doomed_table(doomed: _Doomed) -> Table:
+    """The expired sessions, least recently active first."""
+    table = Table()
+    table.add_column("namespace", overflow="fold")
+    table.add_column("session", overflow="fold")
+    table.add_column("last activity (UTC)", no_wrap=True)
+    for (ns, sid), last in sorted(doomed, key=lambda item: item[1]):
+        table.add_row(Text(ns), Text(sid), _time(last))
+    return table
