@@ -41,7 +41,7 @@ from langchain_recursive_memory.core import (
     TokenCounter,
     Turn,
 )
-from langchain_recursive_memory.core.store import session_key
+from langchain_recursive_memory.core.storage import session_key
 
 DIM = 384
 WORDS = [

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from langchain_recursive_memory.cli import app, demo_turns, parse_duration
 from langchain_recursive_memory.core import MemoryStore
-from langchain_recursive_memory.core import store as store_module
+from langchain_recursive_memory.core.storage import turns as store_module
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCKER = "My locker code is 4471 and my dog is called Pixel."

@@ -8,7 +8,7 @@ from fakes import BagOfWordsEmbedder, FactModel
 
 from langchain_recursive_memory.core import HybridMemory, MemoryStore, RetryPolicy, Turn
 from langchain_recursive_memory.core import memory as memory_module
-from langchain_recursive_memory.core.store import text_hash
+from langchain_recursive_memory.core.storage import text_hash
 
 FAST = RetryPolicy(attempts=2, initial_delay=0.0, timeout=5.0, cooldown=0.0)
 TOPICS = ["weather", "football", "recipes", "music", "traffic", "gardening", "movies"]

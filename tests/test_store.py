@@ -17,7 +17,8 @@ from langchain_recursive_memory.core import (
     ToolCall,
     Turn,
 )
-from langchain_recursive_memory.core.store import default_path
+from langchain_recursive_memory.core.storage import default_path, session_key
+from langchain_recursive_memory.core.storage.summaries import summary_metadata
 
 NS = "default"
 
@@ -119,14 +120,12 @@ def test_commit_summary_is_compare_and_set(store):
 def test_a_crash_between_summary_and_flags_is_repaired(store):
     ids = [s.id for s in put(store, "s", "a", "b", "c", "d")]
     # Simulate a writer that died after writing version 1 and before flagging its turns.
-    skey = __import__(
-        "langchain_recursive_memory.core.store", fromlist=["session_key"]
-    ).session_key(NS, "s")
+    skey = session_key(NS, "s")
     crashed = _summary(1, (ids[0], ids[1]), "crashed")
-    store._summaries.add(
+    store.client.get_collection(f"{store.prefix}_summaries").add(
         ids=[f"{skey}:v:{1:010d}"],
         documents=[crashed.text],
-        metadatas=[store._summary_meta(crashed, "version")],
+        metadatas=[summary_metadata(crashed, "version")],
         embeddings=[[0.0]],
     )
     fresh = MemoryStore(store.client, prefix=store.prefix)
@@ -183,3 +182,73 @@ def test_concurrent_folds_in_threads_fold_each_turn_once(store):
     window = {t.id for t in state.turns}
     assert window.isdisjoint(named)
     assert window | set(named) == {t.id for t in log}
+
+
+def test_record_id_formats_are_pinned(store):
+    """Stored data is read back by these formats: changing one needs a new schema."""
+    from langchain_recursive_memory.core.storage import keys
+
+    skey = session_key(NS, "s")
+    assert keys.SCHEMA == 2
+    assert len(skey) == 24 and skey != session_key("other", "s")
+    assert keys.turn_record_id(skey, "m1") == keys.turn_vector_id(skey, "m1") == f"{skey}:t:m1"
+    assert keys.summary_version_id(skey, 12) == f"{skey}:v:0000000012"
+    assert keys.summary_hint_id(skey) == f"{skey}:current"
+    assert keys.fact_record_id(skey, "ab") == keys.fact_vector_id(skey, "ab") == f"{skey}:f:ab"
+    assert keys.turn_node_id(skey, "m1") == f"{skey}:n:m1"
+    assert keys.event_record_id(skey, "e1") == f"{skey}:e:e1"
+    assert keys.window_vector_id(skey, 3, "m1") == f"{skey}:hw3:m1"
+    assert keys.window_kind(3) == "hg_w3"
+    assert keys.event_vector_id(skey, "e1") == f"{skey}:he:e1"
+    assert keys.session_record_id(skey) == skey
+    assert keys.new_usage_id().startswith("u:")
+    assert keys.open_filter(skey) == {"open": f"{skey}:1"}
+    assert keys.kinds_filter(skey, ["turn"]) == {"skk": f"{skey}:turn"}
+    # The store writes records under exactly these ids.
+    store.append(NS, "s", [Turn(role="user", text="x", id="m1")], [5], "o200k_base")
+    assert store.record_ids("turns", NS, "s") == [keys.turn_record_id(skey, "m1")]
+
+
+def test_chroma_calls_retry_transient_failures_only():
+    import httpx
+
+    from langchain_recursive_memory.core import RecursiveMemoryError, StoreError
+    from langchain_recursive_memory.core.storage.client import StoreClient
+
+    chroma = StoreClient(None, RetryPolicy(attempts=3, initial_delay=0.0))
+    calls: list[int] = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise httpx.ConnectError("down")
+        return "ok"
+
+    assert chroma.call("read", flaky) == "ok" and len(calls) == 3
+
+    def down() -> None:
+        calls.append(1)
+        raise httpx.ConnectError("still down")
+
+    calls.clear()
+    with pytest.raises(StoreError, match="Chroma failed to read: ConnectError") as info:
+        chroma.call("read", down)
+    assert len(calls) == 3 and isinstance(info.value.__cause__, httpx.ConnectError)
+
+    def rejected() -> None:
+        calls.append(1)
+        raise ValueError("bad request")
+
+    calls.clear()
+    with pytest.raises(StoreError, match="ValueError: bad request"):
+        chroma.call("write", rejected)
+    assert len(calls) == 1  # not a network failure: no retry
+
+    own = RecursiveMemoryError("ours")
+
+    def ours() -> None:
+        raise own
+
+    with pytest.raises(RecursiveMemoryError) as info2:
+        chroma.call("write", ours)
+    assert info2.value is own

@@ -1,0 +1,70 @@
+"""The Chroma store: the turn log, summaries, facts, HiGMem nodes, vectors and usage.
+
+Layout (``prefix`` defaults to ``"lrm"``; one Chroma database can hold many prefixes):
+
+``{prefix}_turns``
+    The turn log, the source of truth. Append-only: a turn is written once (a second add
+    with the same turn id is ignored by Chroma) and only its ``folded`` flag changes
+    afterwards. Document: the turn's text; metadata: namespace, session id, role, order key,
+    token count, folded flag, and the rest of the message as JSON.
+``{prefix}_summaries``
+    One record per summary version (``S_1, S_2, ...``), each naming the turns folded into it,
+    and a ``current`` record per session that points at a recent version (a hint for cold
+    readers, never trusted blindly).
+``{prefix}_facts``
+    One record per fact key and session, each naming its source turns.
+``{prefix}_hg_turns`` and ``{prefix}_hg_events``
+    HiGMem's turn nodes (one annotation per turn) and event nodes (summaries and fact
+    sheets linking to turn ids).
+``{prefix}_usage``
+    Upkeep spend, one record per operation that called a model.
+``{prefix}_sessions``
+    One record per session, for listing sessions.
+``{prefix}_vec_{space}``
+    The vectors of turns, facts, HiGMem windows and events, one collection per embedder.
+
+Everything but the turn log is derived state, rebuildable from it. Every read filters on
+the session key and re-checks namespace *and* session id (invariant 3), and record ids
+embed a hash of both (:mod:`.keys`), so equal session ids in two namespaces never meet.
+
+Concurrency: a summary version is written with Chroma's insert-if-absent ``add`` and read
+back; the writer whose fold id is stored wins, the other discards its work and reloads
+(a compare-and-set on the version number). After winning, the writer flags the folded
+turns, then advances the ``current`` hint. A crash between those steps is repaired by the
+next load and the next fold, because readers exclude the turns named by every version
+newer than the hint.
+
+Chroma never downloads its default embedding model here: every record is written with an
+explicit embedding (a one-dimensional placeholder in the non-vector collections).
+
+Modules: :mod:`.keys` (schema, ids, filters), :mod:`.records` (what reads return),
+:mod:`.client` (the chromadb client and the retried call), one repository per collection
+(:mod:`.turns`, :mod:`.summaries`, :mod:`.facts`, :mod:`.nodes`, :mod:`.usage`,
+:mod:`.sessions`, :mod:`.vectors`), and :mod:`.store`, the :class:`MemoryStore` facade.
+
+Example:
+    >>> from langchain_recursive_memory.core import MemoryStore, Turn
+    >>> store = MemoryStore.in_memory()
+    >>> _ = store.append("default", "s1", [Turn(role="user", text="hi")], [5], "o200k_base")
+    >>> [t.turn.text for t in store.load("default", "s1").turns]
+    ['hi']
+"""
+
+from .client import default_path
+from .keys import DEFAULT_NAMESPACE, session_key, text_hash, validate_scope
+from .records import SessionInfo, SessionState, StoredTurn, Summary, VectorRecord
+from .store import MemoryStore
+
+__all__ = [
+    "DEFAULT_NAMESPACE",
+    "MemoryStore",
+    "SessionInfo",
+    "SessionState",
+    "StoredTurn",
+    "Summary",
+    "VectorRecord",
+    "default_path",
+    "session_key",
+    "text_hash",
+    "validate_scope",
+]

@@ -1,0 +1,268 @@
+"""The chromadb client: opening one, its timeouts, and the one retried call wrapper.
+
+Every Chroma call of the store goes through :meth:`StoreClient.call`, which retries
+transient network failures (through :class:`~..runtime.retry.Retrying`) and turns any
+other failure into a :class:`~..errors.StoreError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..errors import ConfigurationError, RecursiveMemoryError, StoreError
+from ..runtime.retry import Retrying, RetryPolicy
+from .keys import SCHEMA
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+
+__all__ = [
+    "PATH_ENV",
+    "StoreClient",
+    "client_identity",
+    "default_path",
+    "http_client",
+    "in_memory_client",
+    "in_memory_prefix",
+    "persistent_client",
+    "probe",
+    "set_http_timeout",
+]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+PATH_ENV = "LANGCHAIN_RECURSIVE_MEMORY_PATH"
+"""The environment variable that overrides :func:`default_path`."""
+
+DEFAULT_RETRY = RetryPolicy(attempts=3, initial_delay=0.2, max_delay=2.0)
+"""How Chroma calls are retried unless a policy is given."""
+
+
+def default_path() -> Path:
+    """Return where the embedded store persists by default.
+
+    ``$LANGCHAIN_RECURSIVE_MEMORY_PATH`` when set, else
+    ``$XDG_DATA_HOME/langchain-recursive-memory/chroma`` (``XDG_DATA_HOME`` defaults to
+    ``~/.local/share``).
+    """
+    env = os.environ.get(PATH_ENV)
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "langchain-recursive-memory" / "chroma"
+
+
+# -- factories --------------------------------------------------------------------------
+
+
+def persistent_client(path: str | os.PathLike[str] | None = None) -> ClientAPI:
+    """Open (or create) an embedded ``PersistentClient`` at ``path`` or :func:`default_path`.
+
+    Raises:
+        StoreError: When the directory or the database cannot be opened.
+    """
+    import chromadb
+    from chromadb.config import Settings
+
+    target = Path(path).expanduser() if path is not None else default_path()
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(
+            path=str(target), settings=Settings(anonymized_telemetry=False)
+        )
+    except Exception as exc:
+        raise StoreError(f"cannot open the Chroma store at path={str(target)!r}: {exc}") from exc
+
+
+def in_memory_client() -> ClientAPI:
+    """Return an embedded ``EphemeralClient`` (shared by the whole process, in chromadb)."""
+    import chromadb
+    from chromadb.config import Settings
+
+    return chromadb.EphemeralClient(settings=Settings(anonymized_telemetry=False))
+
+
+def in_memory_prefix() -> str:
+    """Return a fresh, random collection prefix (a new, empty in-memory store)."""
+    return f"mem{uuid.uuid4().hex[:12]}"
+
+
+def http_client(
+    host: str, port: int, *, ssl: bool, headers: Mapping[str, str] | None, timeout: float
+) -> ClientAPI:
+    """Connect to a Chroma server, after checking that it answers (see :func:`probe`).
+
+    Raises:
+        ConfigurationError: For a timeout that is not positive.
+        StoreError: When the server does not answer.
+    """
+    import chromadb
+    from chromadb.config import Settings
+
+    if timeout <= 0:
+        raise ConfigurationError.for_value("timeout", timeout, "must be > 0")
+    probe(host, port, ssl=ssl, headers=headers, timeout=timeout)
+    try:
+        return chromadb.HttpClient(
+            host=host,
+            port=port,
+            ssl=ssl,
+            headers=dict(headers) if headers else None,
+            settings=Settings(anonymized_telemetry=False),
+        )
+    except Exception as exc:
+        raise StoreError(f"cannot reach the Chroma server at {host}:{port}: {exc}") from exc
+
+
+def probe(
+    host: str, port: int, *, ssl: bool, headers: Mapping[str, str] | None, timeout: float
+) -> None:
+    """Check that a Chroma server answers its heartbeat within ``timeout`` seconds.
+
+    chromadb's ``HttpClient`` talks to the server while it is being built, with no timeout;
+    probing first turns a dead or stalled server into a prompt ``StoreError``.
+
+    Raises:
+        StoreError: When the heartbeat fails or takes too long.
+    """
+    import httpx
+
+    url = f"{'https' if ssl else 'http'}://{host}:{port}/api/v2/heartbeat"
+    try:
+        response = httpx.get(url, headers=dict(headers or {}), timeout=timeout)
+        response.raise_for_status()
+    except httpx.HTTPError as exc:
+        raise StoreError(
+            f"the Chroma server at {host}:{port} did not answer its heartbeat within "
+            f"{timeout}s: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def set_http_timeout(client: Any, timeout: float) -> None:
+    """Give chromadb's HTTP session a timeout (its default waits forever)."""
+    import httpx
+
+    server = getattr(client, "_server", None)
+    session = getattr(server, "_session", None)
+    if isinstance(session, httpx.Client):
+        session.timeout = httpx.Timeout(timeout)
+
+
+def client_identity(client: Any) -> str:
+    """Return a string naming the database a client talks to (path, or server address)."""
+    settings = getattr(client, "get_settings", None)
+    try:
+        conf = settings() if callable(settings) else None
+    except Exception:
+        conf = None
+    if conf is not None:
+        if getattr(conf, "chroma_server_host", None):
+            return f"http://{conf.chroma_server_host}:{conf.chroma_server_http_port}"
+        if getattr(conf, "is_persistent", False):
+            return f"file:{Path(conf.persist_directory).resolve()}"
+    return f"client:{id(client)}"
+
+
+def _transient(exc: Exception) -> bool:
+    """Whether a failure is worth retrying (network trouble, not a rejected request)."""
+    import httpx
+
+    return isinstance(exc, httpx.TransportError | ConnectionError | TimeoutError)
+
+
+def _store_error(what: str, exc: Exception, attempts: int) -> StoreError:
+    """The error a Chroma call that failed for good raises."""
+    return StoreError(f"Chroma failed to {what}: {type(exc).__name__}: {exc}")
+
+
+# -- the client as the repositories use it ----------------------------------------------
+
+
+class StoreClient:
+    """A chromadb client with retried calls, schema-checked collections and batch limits.
+
+    Args:
+        client: A chromadb client.
+        retry: How transient network failures are retried.
+
+    Attributes:
+        client: The chromadb client.
+        retry: The retry policy (read at every call).
+        max_batch: The most records one write may carry, once known (0: ask Chroma).
+    """
+
+    def __init__(self, client: ClientAPI, retry: RetryPolicy | None = None) -> None:
+        self.client = client
+        self.retry = retry or DEFAULT_RETRY
+        self.max_batch = 0
+
+    def call(self, what: str, fn: Callable[[], T]) -> T:
+        """Run a Chroma call; retry transient network failures with bounded backoff.
+
+        Every write is idempotent (fixed ids, insert-if-absent), so a retry after a
+        timeout whose request did land changes nothing.
+
+        Args:
+            what: What the call does, for the error message ("append turns").
+            fn: The call.
+
+        Raises:
+            RecursiveMemoryError: Raised by ``fn`` itself, unchanged.
+            StoreError: When the call failed for good, chained to the last failure.
+        """
+        retrying = Retrying(self.retry, partial(_store_error, what), _transient)
+        while True:
+            try:
+                return fn()
+            except RecursiveMemoryError:
+                raise
+            except Exception as exc:
+                delay = retrying.failed(exc)
+                logger.info("Chroma call %r failed (%s); retrying", what, exc)
+                time.sleep(delay)
+
+    def collection(self, name: str, **options: Any) -> Any:
+        """Open (or create) collection ``name`` and check its schema version.
+
+        chromadb's ``Collection`` type is precise beyond use here (numpy unions), hence
+        ``Any``.
+
+        Raises:
+            StoreError: When it cannot be opened, or was written with another schema.
+        """
+        col = self.call(
+            f"open collection {name!r}",
+            lambda: self.client.get_or_create_collection(
+                name, embedding_function=None, metadata={"lrm_schema": SCHEMA}, **options
+            ),
+        )
+        found = (col.metadata or {}).get("lrm_schema")
+        if found != SCHEMA:
+            raise StoreError(
+                f"collection {name!r} has lrm_schema={found!r}, this version needs {SCHEMA}: "
+                "it was written by a development version; use another prefix or path"
+            )
+        return col
+
+    def collection_names(self) -> list[str]:
+        """Return the names of every collection of the database."""
+        items = self.call("list collections", lambda: self.client.list_collections())
+        return [item if isinstance(item, str) else item.name for item in items]
+
+    def batch_size(self) -> int:
+        """Return the most records Chroma accepts in one write."""
+        if not self.max_batch:
+            try:
+                self.max_batch = int(self.client.get_max_batch_size())
+            except Exception:
+                self.max_batch = 1000
+        return max(1, self.max_batch)

@@ -1,0 +1,48 @@
+"""The facts: one record per fact key and session, each naming its source turns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..facts import Fact
+from .keys import Scope, fact_record_id
+from .repository import Repository, placeholders
+
+__all__ = ["FactTable"]
+
+
+class FactTable(Repository):
+    """The ``{prefix}_facts`` collection (derived: rebuildable from the turn log)."""
+
+    name = "facts"
+    label = "facts"
+
+    def ids(self, scope: Scope, facts: Sequence[Fact]) -> list[str]:
+        """Return the record ids of facts (one per key)."""
+        return [fact_record_id(scope.key, f.key_hash) for f in facts]
+
+    def get(self, scope: Scope, ids: Sequence[str] | None = None) -> list[Fact]:
+        """Return the session's facts (or those with the given record ids), oldest first."""
+        if ids is not None:
+            rows = self.read("read facts", scope, ids=list(ids))
+        else:
+            rows = self.read("read facts", scope, where=scope.where)
+        out = [Fact.from_metadata(d, m) for d, m in rows]
+        out.sort(key=lambda f: (f.created_at, f.key))
+        return out
+
+    def put(self, scope: Scope, facts: Sequence[Fact]) -> None:
+        """Write (or overwrite) facts, each under its key's record id."""
+        if not facts:
+            return
+        ids = self.ids(scope, facts)
+        metas = [{**scope.metadata(), **f.to_metadata()} for f in facts]
+        self.chroma.call(
+            "write facts",
+            lambda: self.collection.upsert(
+                ids=ids,
+                documents=[f.text for f in facts],
+                metadatas=metas,
+                embeddings=placeholders(len(ids)),
+            ),
+        )

@@ -1,0 +1,334 @@
+"""Every name the store writes, in one place: schema, scopes, record ids, filter keys.
+
+Stored data is read back by these formats, so none of them may change without a new
+:data:`SCHEMA`. Record ids start with the session key (:func:`session_key`), a hash of
+namespace *and* session id, so equal session ids in two namespaces never meet.
+
+The builders take the session key (not the namespace and session id) so that a caller
+building many ids hashes the scope once.
+
+Example:
+    >>> skey = session_key("default", "s1")
+    >>> skey
+    'c138377a1bfbbf2dfdece3c1'
+    >>> turn_record_id(skey, "m-1")
+    'c138377a1bfbbf2dfdece3c1:t:m-1'
+    >>> summary_version_id(skey, 3)
+    'c138377a1bfbbf2dfdece3c1:v:0000000003'
+    >>> window_vector_id(skey, 2, "m-1"), window_kind(2)
+    ('c138377a1bfbbf2dfdece3c1:hw2:m-1', 'hg_w2')
+    >>> kinds_filter(skey, ["turn", "fact"])
+    {'skk': {'$in': ['c138377a1bfbbf2dfdece3c1:turn', 'c138377a1bfbbf2dfdece3c1:fact']}}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigurationError, InvalidInputError
+
+__all__ = [
+    "DEFAULT_NAMESPACE",
+    "EVENT_KIND",
+    "FACT_KIND",
+    "MAX_ID_LENGTH",
+    "PREFIX_RE",
+    "SCHEMA",
+    "SPACE_RE",
+    "Scope",
+    "TURN_KIND",
+    "VECTOR_COLLECTION_PREFIX",
+    "collection_name",
+    "event_record_id",
+    "event_vector_id",
+    "fact_record_id",
+    "fact_vector_id",
+    "kind_key",
+    "kinds_filter",
+    "namespace_filter",
+    "new_turn_id",
+    "new_usage_id",
+    "open_filter",
+    "open_key",
+    "scope_filter",
+    "session_key",
+    "session_record_id",
+    "summary_hint_id",
+    "summary_version_id",
+    "text_hash",
+    "turn_node_id",
+    "turn_record_id",
+    "turn_vector_id",
+    "validate_prefix",
+    "validate_scope",
+    "validate_space",
+    "vector_collection_name",
+    "window_kind",
+    "window_vector_id",
+]
+
+SCHEMA = 2
+"""Version of the record layout (2: selective session keys ``sk``/``open``/``skk``)."""
+
+DEFAULT_NAMESPACE = "default"
+"""The namespace used when none is given."""
+
+MAX_ID_LENGTH = 1024
+"""The longest namespace or session id accepted."""
+
+PREFIX_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,40}$")
+"""What a collection name prefix may look like."""
+
+SPACE_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,59}$")
+"""What the name of an embedder's vector space may look like."""
+
+VECTOR_COLLECTION_PREFIX = "vec_"
+"""Vector collections are named ``{prefix}_vec_{space}``."""
+
+TURN_KIND = "turn"
+"""The vector kind of a logged turn."""
+
+FACT_KIND = "fact"
+"""The vector kind of a fact."""
+
+EVENT_KIND = "hg_event"
+"""The vector kind of a HiGMem event node."""
+
+
+# -- validation -------------------------------------------------------------------------
+
+
+def validate_scope(namespace: str, session_id: str) -> None:
+    """Check a namespace and session id.
+
+    Both must be non-empty strings of at most 1,024 characters without NUL characters.
+    Any other content (quotes, ``$and``, JSON) is fine: values are never interpolated into
+    queries.
+
+    Raises:
+        InvalidInputError: Naming the bad value.
+    """
+    for name, value in (("namespace", namespace), ("session_id", session_id)):
+        if not isinstance(value, str):
+            raise InvalidInputError.for_value(name, value, "must be a str")
+        if not value:
+            raise InvalidInputError.for_value(name, value, "must not be empty")
+        if len(value) > MAX_ID_LENGTH:
+            raise InvalidInputError.for_value(
+                name, value, f"is {len(value)} characters long; the limit is {MAX_ID_LENGTH}"
+            )
+        if "\x00" in value:
+            raise InvalidInputError.for_value(name, value, "must not contain NUL characters")
+
+
+def validate_prefix(prefix: str) -> None:
+    """Check a collection name prefix.
+
+    Raises:
+        ConfigurationError: Unless it is 1-41 letters, digits, ``.``, ``_`` or ``-``,
+            starting with a letter or digit.
+    """
+    if not isinstance(prefix, str) or not PREFIX_RE.match(prefix):
+        raise ConfigurationError.for_value(
+            "prefix", prefix, "use 1-41 letters, digits, '.', '_' or '-', starting alnum"
+        )
+
+
+def validate_space(space: str) -> None:
+    """Check the name of a vector space.
+
+    Raises:
+        ConfigurationError: Unless it is 1-60 lowercase letters, digits or ``-``.
+    """
+    if not SPACE_RE.match(space):
+        raise ConfigurationError.for_value(
+            "space", space, "use 1-60 lowercase letters, digits or '-'"
+        )
+
+
+# -- hashes -----------------------------------------------------------------------------
+
+
+def session_key(namespace: str, session_id: str) -> str:
+    """Return the short, fixed-length key that prefixes a session's record ids."""
+    digest = hashlib.blake2b(f"{namespace}\x00{session_id}".encode(), digest_size=12)
+    return digest.hexdigest()
+
+
+def text_hash(text: str) -> str:
+    """Return the short hash stored with a vector to tell when its text has changed."""
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+# -- collection names -------------------------------------------------------------------
+
+
+def collection_name(prefix: str, name: str) -> str:
+    """Return the Chroma name of collection ``name`` (``"turns"``...) under ``prefix``."""
+    return f"{prefix}_{name}"
+
+
+def vector_collection_name(space: str) -> str:
+    """Return the collection name (after the prefix) of an embedder's vector space."""
+    return f"{VECTOR_COLLECTION_PREFIX}{space}"
+
+
+# -- record ids -------------------------------------------------------------------------
+
+
+def new_turn_id(seq: int) -> str:
+    """Return a new, time-ordered id for a turn whose order key is ``seq``."""
+    return f"{seq:019d}-{uuid.uuid4().hex[:8]}"
+
+
+def turn_record_id(skey: str, turn_id: str) -> str:
+    """Return the id of a turn's record in the turn log."""
+    return f"{skey}:t:{turn_id}"
+
+
+def summary_version_id(skey: str, version: int) -> str:
+    """Return the id of summary version ``version`` (zero-padded, so ids sort)."""
+    return f"{skey}:v:{version:010d}"
+
+
+def summary_hint_id(skey: str) -> str:
+    """Return the id of the session's ``current`` summary hint."""
+    return f"{skey}:current"
+
+
+def fact_record_id(skey: str, key_hash: str) -> str:
+    """Return the id of a fact's record, from the fact's ``key_hash``."""
+    return f"{skey}:f:{key_hash}"
+
+
+def turn_node_id(skey: str, turn_id: str) -> str:
+    """Return the id of a HiGMem turn node."""
+    return f"{skey}:n:{turn_id}"
+
+
+def event_record_id(skey: str, event_id: str) -> str:
+    """Return the id of a HiGMem event node."""
+    return f"{skey}:e:{event_id}"
+
+
+def session_record_id(skey: str) -> str:
+    """Return the id of the session's record in the session list (the key itself)."""
+    return skey
+
+
+def new_usage_id() -> str:
+    """Return a new id for a usage record (usage is append-only, never overwritten)."""
+    return f"u:{uuid.uuid4().hex}"
+
+
+# -- vector record ids and kinds --------------------------------------------------------
+
+
+def turn_vector_id(skey: str, turn_id: str) -> str:
+    """Return the id of a turn's vector (the same as its log record id)."""
+    return turn_record_id(skey, turn_id)
+
+
+def fact_vector_id(skey: str, key_hash: str) -> str:
+    """Return the id of a fact's vector (the same as its record id)."""
+    return fact_record_id(skey, key_hash)
+
+
+def window_vector_id(skey: str, radius: int, turn_id: str) -> str:
+    """Return the id of the vector of the HiGMem window of ``radius`` around a turn."""
+    return f"{skey}:hw{radius}:{turn_id}"
+
+
+def window_kind(radius: int) -> str:
+    """Return the vector kind of HiGMem windows of ``radius`` (``"hg_w1"``...)."""
+    return f"hg_w{radius}"
+
+
+def event_vector_id(skey: str, event_id: str) -> str:
+    """Return the id of an event node's vector."""
+    return f"{skey}:he:{event_id}"
+
+
+# -- metadata keys and filters ----------------------------------------------------------
+
+
+def scope_filter(skey: str) -> dict[str, Any]:
+    """Return the filter of a session's records: one equality on the session key.
+
+    Chroma's metadata filter cost grows with the records each predicate matches, so an
+    unselective ``{"ns": ...}`` would make every read slow down as the whole database
+    grows. Results are re-checked on namespace and session id (:meth:`Scope.owns`).
+    """
+    return {"sk": skey}
+
+
+def namespace_filter(namespace: str | None) -> dict[str, Any] | None:
+    """Return the filter of one namespace's records, or None (all namespaces)."""
+    return {"ns": namespace} if namespace is not None else None
+
+
+def open_key(skey: str, unfolded: bool) -> str:
+    """Return the ``open`` metadata value of a session's turn (unfolded or folded)."""
+    return f"{skey}:{1 if unfolded else 0}"
+
+
+def open_filter(skey: str) -> dict[str, Any]:
+    """Return the filter of the session's turns no summary has folded yet."""
+    return {"open": open_key(skey, True)}
+
+
+def kind_key(skey: str, kind: str) -> str:
+    """Return the ``skk`` metadata value (session and kind) of a vector record."""
+    return f"{skey}:{kind}"
+
+
+def kinds_filter(skey: str, kinds: Sequence[str]) -> dict[str, Any]:
+    """Return the filter of the session's vector records of the given kinds."""
+    keys = [kind_key(skey, kind) for kind in kinds]
+    return {"skk": keys[0]} if len(keys) == 1 else {"skk": {"$in": keys}}
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """A checked namespace and session id, with its session key.
+
+    Build it with :meth:`of`, which validates; the repositories take a scope, so every
+    read and write they do is scoped to one session (invariant 3).
+
+    Attributes:
+        namespace: The namespace.
+        session_id: The session id.
+        key: :func:`session_key` of both.
+    """
+
+    namespace: str
+    session_id: str
+    key: str
+
+    @classmethod
+    def of(cls, namespace: str, session_id: str) -> Scope:
+        """Validate a namespace and session id and return their scope.
+
+        Raises:
+            InvalidInputError: For a bad namespace or session id.
+        """
+        validate_scope(namespace, session_id)
+        return cls(namespace, session_id, session_key(namespace, session_id))
+
+    @property
+    def where(self) -> dict[str, Any]:
+        """The metadata filter of the session's records (:func:`scope_filter`)."""
+        return scope_filter(self.key)
+
+    def metadata(self) -> dict[str, Any]:
+        """The metadata every record of the session carries: namespace, session, key."""
+        return {"ns": self.namespace, "sid": self.session_id, "sk": self.key}
+
+    def owns(self, meta: Mapping[str, Any]) -> bool:
+        """Whether a record's metadata names this very namespace and session id."""
+        return meta.get("sid") == self.session_id and meta.get("ns") == self.namespace

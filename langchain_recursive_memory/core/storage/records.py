@@ -1,0 +1,114 @@
+"""The records the store returns: stored turns, summary versions, session state, vectors."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..turn import Turn
+
+__all__ = ["SessionInfo", "SessionState", "StoredTurn", "Summary", "VectorRecord"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTurn:
+    """A turn as stored in the log.
+
+    Attributes:
+        turn: The turn, with its id and creation time set.
+        seq: The order key (nanoseconds since the epoch, unique per writer).
+        tokens: The turn's token count as one chat message.
+        encoding: The encoding ``tokens`` was counted with.
+        folded_in: The summary version that folded it, or 0.
+    """
+
+    turn: Turn
+    seq: int
+    tokens: int
+    encoding: str
+    folded_in: int = 0
+
+    @property
+    def id(self) -> str:
+        """The turn id."""
+        assert self.turn.id is not None
+        return self.turn.id
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """One version of a session's running summary.
+
+    Attributes:
+        namespace: The session's namespace.
+        session_id: The session id.
+        version: 1 for the first summary, then +1 per fold step.
+        text: The summary text.
+        tokens: Its token count (text only).
+        turn_ids: The turns folded into this version (not those of earlier versions).
+        first_turn_id: The first turn the summary covers (the session's first folded turn).
+        last_turn_id: The last turn folded so far.
+        covered: How many turns all versions up to this one folded in total.
+        method: ``"llm"`` or ``"extractive"`` (no LLM configured).
+        created_at: Seconds since the epoch.
+        fold_id: A random id of the fold that wrote it (for compare-and-set).
+    """
+
+    namespace: str
+    session_id: str
+    version: int
+    text: str
+    tokens: int
+    turn_ids: tuple[str, ...]
+    first_turn_id: str | None
+    last_turn_id: str | None
+    covered: int
+    method: str
+    created_at: float = field(default_factory=time.time)
+    fold_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionState:
+    """What a reader needs: the latest summary and the turns it does not cover.
+
+    Attributes:
+        summary: The latest summary version, or None before the first fold.
+        turns: The unfolded turns, oldest first.
+        repair_ids: Turns named by recent summary versions whose folded flag may not be
+            written yet; the next fold writes it.
+    """
+
+    summary: Summary | None
+    turns: tuple[StoredTurn, ...]
+    repair_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class VectorRecord:
+    """A vector of a turn, fact, window or event, in an embedder's collection.
+
+    Attributes:
+        id: The record id (unique in the collection).
+        kind: What it embeds (``"turn"``, ``"fact"``, ``"hg_w1"``, ``"hg_event"``...).
+        ref: The turn id, fact key or event id it belongs to.
+        vector: The embedding.
+        text_hash: A hash of the embedded text, to tell when it is stale.
+    """
+
+    id: str
+    kind: str
+    ref: str
+    vector: Sequence[float]
+    text_hash: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """A session listed by :meth:`MemoryStore.sessions`."""
+
+    namespace: str
+    session_id: str
+    created_at: float

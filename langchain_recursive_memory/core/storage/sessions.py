@@ -1,0 +1,61 @@
+"""The session list: one record per session, for listing and expiring sessions."""
+
+from __future__ import annotations
+
+import time
+
+from .client import StoreClient
+from .keys import Scope, namespace_filter, session_record_id
+from .records import SessionInfo
+from .repository import Repository, placeholders
+
+__all__ = ["SessionList"]
+
+
+class SessionList(Repository):
+    """The ``{prefix}_sessions`` collection, with a cache of the sessions registered."""
+
+    name = "sessions"
+    label = "sessions"
+
+    def __init__(self, chroma: StoreClient, prefix: str) -> None:
+        super().__init__(chroma, prefix)
+        self._registered: set[str] = set()
+
+    def register(self, scope: Scope) -> None:
+        """Record the session once (insert-if-absent: the first registration's time stays)."""
+        if scope.key in self._registered:
+            return
+        meta = {**scope.metadata(), "created": time.time()}
+        self.chroma.call(
+            "register the session",
+            lambda: self.collection.add(
+                ids=[session_record_id(scope.key)],
+                documents=[scope.session_id],
+                metadatas=[meta],
+                embeddings=placeholders(1),
+            ),
+        )
+        self._registered.add(scope.key)
+
+    def forget(self, skey: str) -> None:
+        """Forget that the session was registered (it was cleared)."""
+        self._registered.discard(skey)
+
+    def entries(self, namespace: str | None = None) -> list[SessionInfo]:
+        """List sessions (of one namespace, or all), oldest first."""
+        where = namespace_filter(namespace)
+        got = self.chroma.call(
+            "list sessions", lambda: self.collection.get(where=where, include=["metadatas"])
+        )
+        out = [
+            SessionInfo(str(m["ns"]), str(m["sid"]), float(m["created"]))
+            for m in got["metadatas"] or []
+        ]
+        out.sort(key=lambda s: (s.created_at, s.namespace, s.session_id))
+        return out
+
+    def clear(self, scope: Scope) -> None:
+        """Delete the session's record and forget that it was registered."""
+        super().clear(scope)
+        self.forget(scope.key)

@@ -1,0 +1,427 @@
+"""The facade: :class:`MemoryStore`, one object over the store's repositories."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigurationError, InvalidInputError
+from ..events import Event, TurnNote
+from ..facts import Fact, merge_fact
+from ..runtime.retry import RetryPolicy
+from ..turn import Turn
+from ..usage import Usage, UsageRecord
+from . import client as chroma_client
+from .client import StoreClient
+from .facts import FactTable
+from .keys import Scope, fact_record_id, session_key, validate_prefix
+from .nodes import EventNodes, TurnNodes
+from .records import SessionInfo, SessionState, StoredTurn, Summary, VectorRecord
+from .repository import Repository
+from .sessions import SessionList
+from .summaries import SummaryLog
+from .turns import TurnLog
+from .usage import UsageLog
+from .vectors import VectorSpaces
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore:
+    """Chroma-backed storage of turns, summaries, facts, HiGMem nodes, vectors and usage.
+
+    Use a factory, or pass any chromadb client:
+
+    * :meth:`persistent` (the default of the memories): an embedded
+      ``PersistentClient`` at :func:`~.client.default_path` or a given path;
+    * :meth:`in_memory`: an embedded ``EphemeralClient`` (tests, demos);
+    * :meth:`http`: a Chroma server (``chroma run``) through ``HttpClient``;
+    * ``MemoryStore(client)``: any chromadb ``ClientAPI``.
+
+    Every method taking a namespace and session id validates them first
+    (:func:`~.keys.validate_scope`) and raises ``InvalidInputError`` for bad ones; a
+    failed Chroma call raises ``StoreError``.
+
+    Args:
+        client: A chromadb client.
+        prefix: Collection name prefix (letters, digits, ``.``, ``_``, ``-``).
+        http_timeout: Seconds any one HTTP request to a Chroma server may take.
+        retry: How transient network failures are retried.
+
+    Attributes:
+        client: The chromadb client.
+        prefix: The collection name prefix.
+        identity: A string naming the database (path or server address).
+
+    Raises:
+        ConfigurationError: For a bad prefix or timeout.
+        StoreError: When the collections cannot be opened.
+    """
+
+    def __init__(
+        self,
+        client: ClientAPI,
+        *,
+        prefix: str = "lrm",
+        http_timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        validate_prefix(prefix)
+        if http_timeout <= 0:
+            raise ConfigurationError.for_value("http_timeout", http_timeout, "must be > 0")
+        # chromadb's HttpClient waits forever by default; every request gets a timeout here.
+        chroma_client.set_http_timeout(client, http_timeout)
+        self.client = client
+        self.prefix = prefix
+        self.identity = chroma_client.client_identity(client)
+        self._chroma = StoreClient(client, retry)
+        self._turn_log = TurnLog(self._chroma, prefix)
+        self._sessions = SessionList(self._chroma, prefix)
+        self._summary_log = SummaryLog(self._chroma, prefix, on_cleared=self._sessions.forget)
+        self._facts = FactTable(self._chroma, prefix)
+        self._notes = TurnNodes(self._chroma, prefix)
+        self._events = EventNodes(self._chroma, prefix)
+        self._usage = UsageLog(self._chroma, prefix)
+        self._vector_spaces = VectorSpaces(self._chroma, prefix)
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """How transient network failures of Chroma calls are retried."""
+        return self._chroma.retry
+
+    @retry.setter
+    def retry(self, policy: RetryPolicy) -> None:
+        self._chroma.retry = policy
+
+    # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def persistent(cls, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> MemoryStore:
+        """Open (or create) an embedded, persistent store.
+
+        Args:
+            path: The directory; defaults to :func:`~.client.default_path`.
+            **kwargs: Passed to the constructor (``prefix``).
+        """
+        return cls(chroma_client.persistent_client(path), **kwargs)
+
+    @classmethod
+    def in_memory(cls, **kwargs: Any) -> MemoryStore:
+        """Create an embedded store that lives in this process only.
+
+        Each call gets a fresh, empty store (collections get a random prefix unless
+        ``prefix`` is given), because chromadb shares one in-memory system per process.
+        """
+        kwargs.setdefault("prefix", chroma_client.in_memory_prefix())
+        return cls(chroma_client.in_memory_client(), **kwargs)
+
+    @classmethod
+    def http(
+        cls,
+        host: str = "localhost",
+        port: int = 8000,
+        *,
+        ssl: bool = False,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+        **kwargs: Any,
+    ) -> MemoryStore:
+        """Connect to a Chroma server (``chroma run --host H --port P``).
+
+        Args:
+            host: Server host.
+            port: Server port.
+            ssl: Use HTTPS.
+            headers: Extra HTTP headers (authentication).
+            timeout: Seconds any one HTTP request may take (chromadb's own default waits
+                forever).
+            **kwargs: Passed to the constructor (``prefix``).
+        """
+        client = chroma_client.http_client(host, port, ssl=ssl, headers=headers, timeout=timeout)
+        kwargs.setdefault("http_timeout", timeout)
+        return cls(client, **kwargs)
+
+    # -- turns ---------------------------------------------------------------------------
+
+    def append(
+        self,
+        namespace: str,
+        session_id: str,
+        turns: Sequence[Turn],
+        tokens: Sequence[int],
+        encoding: str,
+    ) -> list[StoredTurn]:
+        """Write turns to the log; durable when this returns.
+
+        Turns without an id get a new, time-ordered one. A turn whose id is already stored
+        in this session is not written again (the earlier record wins); repeated ids within
+        ``turns`` keep the first.
+
+        Args:
+            namespace: The namespace.
+            session_id: The session.
+            turns: The turns, in conversation order.
+            tokens: Each turn's token count.
+            encoding: The encoding the counts were made with.
+
+        Returns:
+            The turns as written, with ids, creation times and order keys.
+
+        Raises:
+            InvalidInputError: For a bad scope or mismatched lengths.
+            StoreError: When Chroma rejects the write (nothing was written).
+        """
+        scope = Scope.of(namespace, session_id)
+        stored = self._turn_log.stamp(scope, turns, tokens, encoding)
+        if stored:
+            self._sessions.register(scope)
+            self._turn_log.write(scope, stored)
+        return stored
+
+    def turns(self, namespace: str, session_id: str) -> list[StoredTurn]:
+        """Return every logged turn of the session, oldest first (folded or not)."""
+        return self._turn_log.log(Scope.of(namespace, session_id))
+
+    def get_turns(
+        self, namespace: str, session_id: str, turn_ids: Iterable[str]
+    ) -> list[StoredTurn]:
+        """Return the session's turns with the given ids, oldest first (missing ids skipped)."""
+        return self._turn_log.by_ids(Scope.of(namespace, session_id), turn_ids)
+
+    def record_ids(self, collection: str, namespace: str, session_id: str) -> list[str]:
+        """Return the record ids of the session in one collection (cheap: no documents).
+
+        ``collection`` is ``"turns"``, ``"hg_turns"``, ``"hg_events"`` or ``"facts"``.
+        """
+        scope = Scope.of(namespace, session_id)
+        repos: dict[str, Repository] = {
+            r.name: r for r in (self._turn_log, self._notes, self._events, self._facts)
+        }
+        repo = repos.get(collection)
+        if repo is None:
+            raise InvalidInputError.for_value("collection", collection, "unknown collection")
+        return repo.record_ids(scope)
+
+    def count_turns(self, namespace: str, session_id: str) -> int:
+        """Return how many turns the session's log holds."""
+        return self._turn_log.count(Scope.of(namespace, session_id))
+
+    # -- summaries -----------------------------------------------------------------------
+
+    def latest_summary(self, namespace: str, session_id: str) -> Summary | None:
+        """Return the session's latest summary version, or None."""
+        return self._summary_log.latest(Scope.of(namespace, session_id))
+
+    def summaries(self, namespace: str, session_id: str) -> list[Summary]:
+        """Return every summary version of the session, oldest first."""
+        return self._summary_log.versions(Scope.of(namespace, session_id))
+
+    def load(self, namespace: str, session_id: str) -> SessionState:
+        """Return the latest summary and the turns it does not cover, oldest first.
+
+        The version hint is read first, then the unfolded turns, then every version at or
+        above the hint: a fold committed in between can only make a turn appear both in a
+        summary and in the window (never in neither, never folded twice).
+        """
+        scope = Scope.of(namespace, session_id)
+        hint = self._summary_log.hint(scope)
+        unfolded = self._turn_log.unfolded(scope)
+        versions = self._summary_log.recent(scope, hint)
+        named: set[str] = set()
+        for v in versions:
+            named.update(v.turn_ids)
+        turns = tuple(t for t in unfolded if t.id not in named)
+        repair = tuple(t.id for t in unfolded if t.id in named)
+        return SessionState(versions[-1] if versions else None, turns, repair)
+
+    def commit_summary(self, new: Summary, repair_ids: Sequence[str] = ()) -> bool:
+        """Write summary version ``new`` if no other writer has written that version.
+
+        On success the folded turns (``new.turn_ids`` and ``repair_ids``) are flagged and the
+        session's ``current`` hint advances. A crash between those steps is repaired by the
+        next load and the next fold (see :meth:`load`).
+
+        Returns:
+            True if this call wrote the version; False if another writer had (reload).
+        """
+        scope = Scope.of(new.namespace, new.session_id)
+        if not self._summary_log.try_commit(scope, new):
+            return False
+        flagged = dict.fromkeys(repair_ids, new.version)
+        flagged.update(dict.fromkeys(new.turn_ids, new.version))
+        self._turn_log.flag_folded(scope, flagged)
+        self._summary_log.advance_hint(scope, new)
+        return True
+
+    # -- facts ---------------------------------------------------------------------------
+
+    def upsert_facts(self, namespace: str, session_id: str, facts: Sequence[Fact]) -> list[Fact]:
+        """Store facts, each *updating* the stored fact with the same key (if any).
+
+        Returns:
+            The facts as stored (merged with their earlier versions).
+        """
+        scope = Scope.of(namespace, session_id)
+        if not facts:
+            return []
+        stored = self._facts.get(scope, self._facts.ids(scope, facts))
+        existing = {f.key: f for f in stored}
+        merged = [merge_fact(existing.get(f.key), f) for f in facts]
+        self._facts.put(scope, merged)
+        return merged
+
+    def get_facts(
+        self, namespace: str, session_id: str, *, ids: Sequence[str] | None = None
+    ) -> list[Fact]:
+        """Return the session's facts (or those with the given record ids), oldest first."""
+        return self._facts.get(Scope.of(namespace, session_id), ids)
+
+    def fact_record_id(self, namespace: str, session_id: str, fact: Fact) -> str:
+        """The Chroma id of a fact's record (also used for its vector)."""
+        return fact_record_id(session_key(namespace, session_id), fact.key_hash)
+
+    # -- vectors (derived: rebuildable from turns and facts) -------------------------------
+
+    def vector_ids(self, space: str, ids: Sequence[str]) -> set[str]:
+        """Return which of the record ids already have a vector in ``space``."""
+        return self._vector_spaces.existing(ids, space)
+
+    def add_vectors(
+        self, space: str, namespace: str, session_id: str, records: Sequence[VectorRecord]
+    ) -> None:
+        """Write (or overwrite) vector records of the session in the ``space`` collection."""
+        self._vector_spaces.put(space, Scope.of(namespace, session_id), records)
+
+    def get_vectors(
+        self, space: str, namespace: str, session_id: str, kinds: Sequence[str]
+    ) -> list[VectorRecord]:
+        """Return the session's vector records of the given kinds (with their vectors)."""
+        return self._vector_spaces.of_kinds(space, Scope.of(namespace, session_id), kinds)
+
+    def vectors_by_ids(
+        self, space: str, namespace: str, session_id: str, ids: Sequence[str]
+    ) -> list[VectorRecord]:
+        """Return the session's vector records with the given record ids (missing ids skipped).
+
+        Reads by id cost the same however large the collection is, unlike filtered reads.
+        """
+        return self._vector_spaces.by_ids(space, Scope.of(namespace, session_id), ids)
+
+    def query_vectors(
+        self,
+        space: str,
+        namespace: str,
+        session_id: str,
+        vector: Sequence[float],
+        n: int,
+        kinds: Sequence[str] = ("turn", "fact"),
+    ) -> list[tuple[str, str, float]]:
+        """Return up to ``n`` ``(kind, ref, distance)`` nearest to ``vector`` in the session."""
+        scope = Scope.of(namespace, session_id)
+        return self._vector_spaces.nearest(space, scope, vector, n, kinds)
+
+    # -- HiGMem turn nodes and event nodes (derived: rebuildable from the log) -------------
+
+    def put_notes(self, namespace: str, session_id: str, notes: Sequence[TurnNote]) -> None:
+        """Write (or overwrite) turn nodes."""
+        self._notes.put(Scope.of(namespace, session_id), notes)
+
+    def get_notes(self, namespace: str, session_id: str) -> list[TurnNote]:
+        """Return the session's turn nodes (in no particular order)."""
+        return self._notes.get(Scope.of(namespace, session_id))
+
+    def put_events(self, namespace: str, session_id: str, events: Sequence[Event]) -> None:
+        """Write (or overwrite) event nodes."""
+        self._events.put(Scope.of(namespace, session_id), events)
+
+    def get_events(self, namespace: str, session_id: str) -> list[Event]:
+        """Return the session's event nodes, oldest first."""
+        return self._events.get(Scope.of(namespace, session_id))
+
+    # -- upkeep usage (append-only: one record per operation that called a model) ---------
+
+    def add_usage(self, records: Sequence[UsageRecord]) -> None:
+        """Append usage records (LLM calls and tokens of memory upkeep)."""
+        self._usage.add(records)
+
+    def usage(self, namespace: str, session_id: str) -> dict[str, Usage]:
+        """Return the session's upkeep spend, per purpose (``"fold"``, ``"higmem-index"``...)."""
+        return self._usage.totals(Scope.of(namespace, session_id))
+
+    # -- sessions ------------------------------------------------------------------------
+
+    def sessions(self, namespace: str | None = None) -> list[SessionInfo]:
+        """List sessions (of one namespace, or all), oldest first."""
+        return self._sessions.entries(namespace)
+
+    def activity(self, namespace: str | None = None) -> dict[tuple[str, str], float]:
+        """Return when each session (of a namespace, or all) last stored a turn.
+
+        The time is when the newest turn was written (its order key), not the time the
+        message claims (an imported transcript can be years old). Reads the turn log itself,
+        in pages, so no session is missed.
+        """
+        return self._turn_log.activity(namespace)
+
+    def expire(
+        self, older_than: float, *, namespace: str | None = None, now: float | None = None
+    ) -> list[tuple[str, str]]:
+        """Delete every session that stored no turn in the last ``older_than`` seconds.
+
+        A time-to-live for conversations: run it periodically (for example daily, from a
+        scheduled job). Everything of an expired session is deleted, as by :meth:`clear`.
+
+        Args:
+            older_than: Age in seconds (> 0).
+            namespace: Only this namespace (default: all).
+            now: The current time (default: ``time.time()``).
+
+        Returns:
+            The ``(namespace, session_id)`` pairs deleted.
+        """
+        if older_than <= 0:
+            raise ConfigurationError.for_value("older_than", older_than, "must be > 0")
+        cutoff = (time.time() if now is None else now) - older_than
+        expired = [key for key, last in self.activity(namespace).items() if last < cutoff]
+        for ns, sid in expired:
+            self.clear(ns, sid)
+        return expired
+
+    def clear(self, namespace: str, session_id: str) -> None:
+        """Delete everything stored for the session: turns, summaries, facts, vectors."""
+        scope = Scope.of(namespace, session_id)
+        self._turn_log.clear(scope)
+        self._summary_log.clear(scope)
+        self._facts.clear(scope)
+        self._notes.clear(scope)
+        self._events.clear(scope)
+        self._usage.clear(scope)
+        self._vector_spaces.clear(scope)
+        self._sessions.clear(scope)  # last: a session stays listed until all else is gone
+
+    # -- private, for callers that still reach in: tests patch _turns and _max_batch,
+    # benchmarks/overhead.py reads _vectors and _vector_collection. Not API.
+
+    @property
+    def _turns(self) -> Any:
+        return self._turn_log.collection
+
+    @property
+    def _max_batch(self) -> int:
+        return self._chroma.max_batch
+
+    @_max_batch.setter
+    def _max_batch(self, value: int) -> None:
+        self._chroma.max_batch = value
+
+    @property
+    def _vectors(self) -> dict[str, Any]:
+        return self._vector_spaces.collections
+
+    def _vector_collection(self, space: str) -> Any:
+        return self._vector_spaces.collection(space)

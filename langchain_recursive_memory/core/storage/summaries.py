@@ -1,0 +1,191 @@
+"""The versioned summaries: one record per version, and a ``current`` hint per session.
+
+Each version (``S_1, S_2, ...``) names the turns folded into it. The ``current`` record
+points at a recent version: a hint for cold readers, never trusted blindly, because every
+version at or above it is read too. Versions are contiguous (each is written only after
+the one before it), so they are read by id, a page at a time, until one is missing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any
+
+from .client import StoreClient
+from .keys import Scope, session_key, summary_hint_id, summary_version_id
+from .records import Summary
+from .repository import Repository, placeholders
+
+__all__ = ["SummaryLog", "summary_from_record", "summary_metadata"]
+
+_PAGE = 8
+"""Versions read per request; more than this above the hint means the hint is stale."""
+
+
+def summary_metadata(s: Summary, kind: str) -> dict[str, Any]:
+    """Return the Chroma metadata of a summary record (``kind``: version or current)."""
+    meta: dict[str, Any] = {
+        "ns": s.namespace,
+        "sid": s.session_id,
+        "sk": session_key(s.namespace, s.session_id),
+        "kind": kind,
+        "version": s.version,
+        "tok": s.tokens,
+        "covered": s.covered,
+        "method": s.method,
+        "created": s.created_at,
+        "fold_id": s.fold_id,
+        "turn_ids": json.dumps(list(s.turn_ids)),
+    }
+    if s.first_turn_id is not None:
+        meta["first_tid"] = s.first_turn_id
+    if s.last_turn_id is not None:
+        meta["last_tid"] = s.last_turn_id
+    return meta
+
+
+def summary_from_record(doc: str, meta: Mapping[str, Any]) -> Summary:
+    """Return the summary of a record (its document and metadata)."""
+    first = meta.get("first_tid")
+    last = meta.get("last_tid")
+    return Summary(
+        namespace=str(meta["ns"]),
+        session_id=str(meta["sid"]),
+        version=int(meta["version"]),
+        text=doc,
+        tokens=int(meta["tok"]),
+        turn_ids=tuple(json.loads(str(meta["turn_ids"]))),
+        first_turn_id=str(first) if first is not None else None,
+        last_turn_id=str(last) if last is not None else None,
+        covered=int(meta["covered"]),
+        method=str(meta["method"]),
+        created_at=float(meta["created"]),
+        fold_id=str(meta["fold_id"]),
+    )
+
+
+class SummaryLog(Repository):
+    """The ``{prefix}_summaries`` collection, with a cache of each session's hint.
+
+    Args:
+        chroma: The client.
+        prefix: The collection name prefix.
+        on_cleared: Called with the session key when a read finds that the session was
+            cleared (maybe by another store object) since its hint was cached.
+    """
+
+    name = "summaries"
+    label = "summaries"
+
+    def __init__(self, chroma: StoreClient, prefix: str, on_cleared: Callable[[str], None]) -> None:
+        super().__init__(chroma, prefix)
+        self._on_cleared = on_cleared
+        self._hints: dict[str, int] = {}
+
+    def hint(self, scope: Scope) -> int:
+        """Return the version the session's ``current`` record points at (0: none)."""
+        hint = self._hints.get(scope.key)
+        if hint is None:
+            got = self.chroma.call(
+                "read the summary hint",
+                lambda: self.collection.get(
+                    ids=[summary_hint_id(scope.key)], include=["metadatas"]
+                ),
+            )
+            hint = 0
+            for m in got["metadatas"] or []:
+                if scope.owns(m):
+                    hint = int(m["version"])
+            self._hints[scope.key] = hint
+        return hint
+
+    def recent(self, scope: Scope, hint: int | None = None) -> list[Summary]:
+        """Return the versions at or above the hint, oldest first.
+
+        Args:
+            scope: The session.
+            hint: The hint read earlier (before anything the caller relies on), or None to
+                read it now.
+        """
+        if hint is None:
+            hint = self.hint(scope)
+        versions: list[Summary] = []
+        first = max(hint, 1)
+        while True:
+            ids = [summary_version_id(scope.key, v) for v in range(first, first + _PAGE)]
+            found = [
+                summary_from_record(d, m) for d, m in self.read("read summaries", scope, ids=ids)
+            ]
+            versions.extend(found)
+            if len(found) < _PAGE:
+                break
+            first += _PAGE
+        versions.sort(key=lambda s: s.version)
+        if len(versions) > _PAGE:
+            # Others have been folding: refresh the hint from the current record.
+            self._hints.pop(scope.key, None)
+        if not versions and hint > 0:
+            # The session was cleared (maybe by another store object): forget the hint.
+            self._hints.pop(scope.key, None)
+            self._on_cleared(scope.key)
+            return self.recent(scope, 0)
+        return versions
+
+    def latest(self, scope: Scope) -> Summary | None:
+        """Return the session's latest version, or None."""
+        versions = self.recent(scope)
+        return versions[-1] if versions else None
+
+    def versions(self, scope: Scope) -> list[Summary]:
+        """Return every version of the session, oldest first (a filtered scan)."""
+        rows = self.read("read summaries", scope, where=scope.where)
+        out = [summary_from_record(d, m) for d, m in rows if m.get("kind") == "version"]
+        out.sort(key=lambda s: s.version)
+        return out
+
+    def try_commit(self, scope: Scope, new: Summary) -> bool:
+        """Write version ``new`` unless another writer has: a compare-and-set.
+
+        The version is written with Chroma's insert-if-absent ``add`` and read back; the
+        writer whose fold id is stored wins.
+
+        Returns:
+            True if this call wrote the version; False if another writer had.
+        """
+        vid = summary_version_id(scope.key, new.version)
+        meta = summary_metadata(new, "version")
+        self.chroma.call(
+            "write a summary",
+            lambda: self.collection.add(
+                ids=[vid], documents=[new.text], metadatas=[meta], embeddings=placeholders(1)
+            ),
+        )
+        got = self.chroma.call(
+            "read back a summary", lambda: self.collection.get(ids=[vid], include=["metadatas"])
+        )
+        metas = got["metadatas"] or []
+        if not metas or metas[0].get("fold_id") != new.fold_id:
+            self._hints.pop(scope.key, None)
+            return False
+        return True
+
+    def advance_hint(self, scope: Scope, new: Summary) -> None:
+        """Point the session's ``current`` record at version ``new``."""
+        self.chroma.call(
+            "advance the summary hint",
+            partial(
+                self.collection.upsert,
+                ids=[summary_hint_id(scope.key)],
+                documents=[new.text],
+                metadatas=[summary_metadata(new, "current")],
+                embeddings=placeholders(1),
+            ),
+        )
+        self._hints[scope.key] = new.version
+
+    def clear(self, scope: Scope) -> None:
+        """Delete every summary record of the session and forget its hint."""
+        super().clear(scope)
+        self._hints.pop(scope.key, None)

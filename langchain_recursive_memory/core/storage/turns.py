@@ -1,0 +1,235 @@
+"""The turn log: the source of truth, append-only, ordered by a per-writer clock.
+
+A turn is written once (a second add with the same id is ignored by Chroma) and only its
+folded flag changes afterwards. Document: the turn's text; metadata: namespace, session
+id, role, order key, token count, folded flag, and the rest of the message as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+from ..errors import InvalidInputError
+from ..turn import Turn
+from .client import StoreClient
+from .keys import (
+    Scope,
+    namespace_filter,
+    new_turn_id,
+    open_filter,
+    open_key,
+    turn_record_id,
+)
+from .records import StoredTurn
+from .repository import Repository, placeholders
+
+__all__ = [
+    "TurnLog",
+    "turn_from_record",
+    "turn_metadata",
+]
+
+
+def turn_metadata(scope: Scope, s: StoredTurn) -> dict[str, Any]:
+    """Return the Chroma metadata of a new (unfolded) turn record."""
+    meta: dict[str, Any] = {
+        **scope.metadata(),
+        "open": open_key(scope.key, True),
+        "tid": s.id,
+        "role": s.turn.role,
+        "seq": s.seq,
+        "created": float(s.turn.created_at or 0.0),
+        "tok": s.tokens,
+        "enc": s.encoding,
+        "folded": 0,
+    }
+    payload = s.turn.payload()
+    if payload:
+        meta["payload"] = json.dumps(payload, ensure_ascii=False, sort_keys=True)
+    return meta
+
+
+def turn_from_record(doc: str, meta: Mapping[str, Any]) -> StoredTurn:
+    """Return the stored turn of a record (its document and metadata)."""
+    payload = json.loads(str(meta["payload"])) if meta.get("payload") else {}
+    turn = Turn.from_payload(
+        str(meta["role"]),
+        doc,
+        payload,
+        turn_id=str(meta["tid"]),
+        created_at=float(meta["created"]),
+    )
+    return StoredTurn(
+        turn, int(meta["seq"]), int(meta["tok"]), str(meta["enc"]), int(meta["folded"])
+    )
+
+
+def _oldest_first(turns: list[StoredTurn]) -> list[StoredTurn]:
+    turns.sort(key=lambda s: (s.seq, s.id))
+    return turns
+
+
+class TurnLog(Repository):
+    """The ``{prefix}_turns`` collection, and the clock that orders new turns.
+
+    Writers on several machines share a session through a Chroma server; a writer whose
+    clock lags still orders its turns after every turn it has read: each read of the
+    unfolded turns or of the whole log records the session's highest order key.
+    """
+
+    name = "turns"
+    label = "turns"
+
+    def __init__(self, chroma: StoreClient, prefix: str) -> None:
+        super().__init__(chroma, prefix)
+        self._clock_lock = threading.Lock()
+        self._last_seq = 0
+        self._session_seq: dict[str, int] = {}
+
+    # -- the clock ------------------------------------------------------------------------
+
+    def _next_seq(self, skey: str, count: int) -> list[int]:
+        """Order keys for new turns: the clock, but never below what this session has shown."""
+        with self._clock_lock:
+            now = time.time_ns()
+            start = max(now, self._last_seq + 1, self._session_seq.get(skey, 0) + 1)
+            self._last_seq = start + count - 1
+            self._session_seq[skey] = self._last_seq
+        return list(range(start, start + count))
+
+    def _observe_seq(self, skey: str, turns: Sequence[StoredTurn]) -> None:
+        if turns:
+            top = max(t.seq for t in turns)
+            with self._clock_lock:
+                if top > self._session_seq.get(skey, 0):
+                    self._session_seq[skey] = top
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def stamp(
+        self, scope: Scope, turns: Sequence[Turn], tokens: Sequence[int], encoding: str
+    ) -> list[StoredTurn]:
+        """Give new turns their order keys, and ids and creation times where missing.
+
+        Repeated ids within ``turns`` keep the first.
+
+        Raises:
+            InvalidInputError: When ``tokens`` does not match ``turns``.
+        """
+        if len(turns) != len(tokens):
+            raise InvalidInputError.for_value("tokens", len(tokens), f"expected {len(turns)}")
+        if not turns:
+            return []
+        seqs = self._next_seq(scope.key, len(turns))
+        stored: list[StoredTurn] = []
+        seen: set[str] = set()
+        for turn, count, seq in zip(turns, tokens, seqs, strict=True):
+            turn_id = turn.id or new_turn_id(seq)
+            if turn_id in seen:
+                continue
+            seen.add(turn_id)
+            created = turn.created_at if turn.created_at is not None else seq / 1e9
+            stored.append(StoredTurn(turn.with_id(turn_id, created), seq, int(count), encoding))
+        return stored
+
+    def write(self, scope: Scope, stored: Sequence[StoredTurn]) -> None:
+        """Insert stamped turns, in batches Chroma accepts (an id already stored stays)."""
+        ids = [turn_record_id(scope.key, s.id) for s in stored]
+        docs = [s.turn.text for s in stored]
+        metas = [turn_metadata(scope, s) for s in stored]
+        step = self.chroma.batch_size()
+        for start in range(0, len(ids), step):
+            end = start + step
+            self.chroma.call(
+                "append turns",
+                partial(
+                    self.collection.add,
+                    ids=ids[start:end],
+                    documents=docs[start:end],
+                    metadatas=metas[start:end],
+                    embeddings=placeholders(len(ids[start:end])),
+                ),
+            )
+
+    def flag_folded(self, scope: Scope, versions: Mapping[str, int]) -> None:
+        """Mark turns as folded, each into the summary version it maps to."""
+        if not versions:
+            return
+        self.chroma.call(
+            "flag folded turns",
+            lambda: self.collection.update(
+                ids=[turn_record_id(scope.key, t) for t in versions],
+                metadatas=[
+                    {"folded": v, "open": open_key(scope.key, False)} for v in versions.values()
+                ],
+            ),
+        )
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def unfolded(self, scope: Scope) -> list[StoredTurn]:
+        """Return the turns no summary version has flagged, oldest first."""
+        out = self._where(scope, open_filter(scope.key))
+        self._observe_seq(scope.key, out)
+        return out
+
+    def log(self, scope: Scope) -> list[StoredTurn]:
+        """Return every logged turn of the session, oldest first (folded or not)."""
+        out = self._where(scope, scope.where)
+        self._observe_seq(scope.key, out)
+        return out
+
+    def _where(self, scope: Scope, where: Mapping[str, Any]) -> list[StoredTurn]:
+        rows = self.read("read turns", scope, where=dict(where))
+        return _oldest_first([turn_from_record(d, m) for d, m in rows])
+
+    def by_ids(self, scope: Scope, turn_ids: Iterable[str]) -> list[StoredTurn]:
+        """Return the session's turns with the given ids, oldest first (missing ids skipped)."""
+        ids = [turn_record_id(scope.key, t) for t in dict.fromkeys(turn_ids)]
+        if not ids:
+            return []
+        rows = self.read("read turns by id", scope, ids=ids)
+        return _oldest_first([turn_from_record(d, m) for d, m in rows])
+
+    def count(self, scope: Scope) -> int:
+        """Return how many turns the session's log holds."""
+        got = self.chroma.call(
+            "count turns", lambda: self.collection.get(where=scope.where, include=[])
+        )
+        return len(got["ids"])
+
+    def activity(self, namespace: str | None = None) -> dict[tuple[str, str], float]:
+        """Return when each session (of a namespace, or all) last stored a turn.
+
+        Scans the whole log (of the namespace) in pages, so no session is missed; the
+        time is the newest order key's.
+        """
+        where = namespace_filter(namespace)
+        latest: dict[tuple[str, str], float] = {}
+        page = max(1, min(self.chroma.batch_size(), 5000))
+        offset = 0
+        while True:
+            got = self.chroma.call(
+                "scan turns",
+                partial(
+                    self.collection.get,
+                    where=where,
+                    include=["metadatas"],
+                    limit=page,
+                    offset=offset,
+                ),
+            )
+            metas = got["metadatas"] or []
+            for m in metas:
+                key = (str(m["ns"]), str(m["sid"]))
+                written = int(m["seq"]) / 1e9
+                if written > latest.get(key, float("-inf")):
+                    latest[key] = written
+            if len(metas) < page:
+                return latest
+            offset += page

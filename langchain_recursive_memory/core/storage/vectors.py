@@ -1,0 +1,157 @@
+"""Vectors, one collection per embedder space (derived: rebuildable from turns and facts).
+
+``{prefix}_vec_{space}`` holds the vectors of every session made by one embedder (the
+space name tells embedders and dimensions apart). Each record's metadata names its kind
+and the turn id, fact key or event id it belongs to (``ref``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+from .client import StoreClient
+from .keys import (
+    Scope,
+    collection_name,
+    kind_key,
+    kinds_filter,
+    validate_space,
+    vector_collection_name,
+)
+from .records import VectorRecord
+
+__all__ = ["VectorSpaces"]
+
+
+def _vector_records(got: Any, scope: Scope) -> list[VectorRecord]:
+    """Vector records of a Chroma ``get`` result that belong to the session."""
+    embeddings = got.get("embeddings")
+    if embeddings is None:
+        embeddings = []
+    return [
+        VectorRecord(rid, str(m["kind"]), str(m["ref"]), v, str(m.get("h", "")))
+        for rid, m, v in zip(got["ids"], got["metadatas"] or [], embeddings, strict=True)
+        if scope.owns(m)
+    ]
+
+
+class VectorSpaces:
+    """The vector collections of one prefix, opened on first use.
+
+    Args:
+        chroma: The client.
+        prefix: The collection name prefix.
+
+    Attributes:
+        collections: The collections opened so far, by space name.
+    """
+
+    def __init__(self, chroma: StoreClient, prefix: str) -> None:
+        self.chroma = chroma
+        self.prefix = prefix
+        self.collections: dict[str, Any] = {}
+
+    def collection(self, space: str) -> Any:
+        """Return (opening or creating it) the collection of ``space``.
+
+        Raises:
+            ConfigurationError: For a bad space name.
+        """
+        col = self.collections.get(space)
+        if col is None:
+            validate_space(space)
+            name = collection_name(self.prefix, vector_collection_name(space))
+            col = self.chroma.collection(
+                name, configuration={"hnsw": {"space": "cosine", "ef_search": 200}}
+            )
+            self.collections[space] = col
+        return col
+
+    def existing(self, ids: Sequence[str], space: str) -> set[str]:
+        """Return which of the record ids already have a vector in ``space``."""
+        if not ids:
+            return set()
+        col = self.collection(space)
+        got = self.chroma.call("read vector ids", lambda: col.get(ids=list(ids), include=[]))
+        return set(got["ids"])
+
+    def put(self, space: str, scope: Scope, records: Sequence[VectorRecord]) -> None:
+        """Write (or overwrite) vector records of the session."""
+        if not records:
+            return
+        col = self.collection(space)
+        self.chroma.call(
+            "write vectors",
+            lambda: col.upsert(
+                ids=[r.id for r in records],
+                embeddings=[list(r.vector) for r in records],
+                metadatas=[
+                    {
+                        **scope.metadata(),
+                        "skk": kind_key(scope.key, r.kind),
+                        "kind": r.kind,
+                        "ref": r.ref,
+                        "h": r.text_hash,
+                    }
+                    for r in records
+                ],
+            ),
+        )
+
+    def of_kinds(self, space: str, scope: Scope, kinds: Sequence[str]) -> list[VectorRecord]:
+        """Return the session's vector records of the given kinds (with their vectors)."""
+        col = self.collection(space)
+        where = kinds_filter(scope.key, kinds)
+        got = self.chroma.call(
+            "read vectors", lambda: col.get(where=where, include=["embeddings", "metadatas"])
+        )
+        return _vector_records(got, scope)
+
+    def by_ids(self, space: str, scope: Scope, ids: Sequence[str]) -> list[VectorRecord]:
+        """Return the session's vector records with the given ids (missing ids skipped)."""
+        if not ids:
+            return []
+        col = self.collection(space)
+        got = self.chroma.call(
+            "read vectors by id",
+            lambda: col.get(ids=list(dict.fromkeys(ids)), include=["embeddings", "metadatas"]),
+        )
+        return _vector_records(got, scope)
+
+    def nearest(
+        self, space: str, scope: Scope, vector: Sequence[float], n: int, kinds: Sequence[str]
+    ) -> list[tuple[str, str, float]]:
+        """Return up to ``n`` ``(kind, ref, distance)`` nearest to ``vector`` in the session."""
+        col = self.collection(space)
+        where = kinds_filter(scope.key, kinds)
+        got = self.chroma.call(
+            "query vectors",
+            lambda: col.query(
+                query_embeddings=[list(vector)],
+                n_results=n,
+                where=where,
+                include=["metadatas", "distances"],
+            ),
+        )
+        metas = (got.get("metadatas") or [[]])[0]
+        dists = (got.get("distances") or [[]])[0]
+        return [
+            (str(m["kind"]), str(m["ref"]), float(d))
+            for m, d in zip(metas, dists, strict=True)
+            if scope.owns(m)
+        ]
+
+    def _open_all(self) -> list[Any]:
+        """Open every vector collection of the prefix (those other store objects made too)."""
+        start = collection_name(self.prefix, vector_collection_name(""))
+        for name in self.chroma.collection_names():
+            if name.startswith(start):
+                self.collection(name[len(start) :])
+        return list(self.collections.values())
+
+    def clear(self, scope: Scope) -> None:
+        """Delete the session's vectors in every space."""
+        for col in self._open_all():
+            self.chroma.call("delete the session's vectors", partial(col.delete, where=scope.where))
