@@ -223,7 +223,7 @@ def bench_recall(tmp: Path, sessions: int, per_session: int, repeat: int) -> dic
             samples.append(time.perf_counter() - t0)
             assert all(h.kind == "turn" for h in hits)
     # Filtered search quality: Chroma's per-session kNN against exact search.
-    space = next(iter(store._vectors))
+    space = store.vector_spaces()[0]
     recalls: list[float] = []
     knn: list[float] = []
     for _ in range(min(repeat, 200)):
@@ -237,7 +237,7 @@ def bench_recall(tmp: Path, sessions: int, per_session: int, repeat: int) -> dic
         knn.append(time.perf_counter() - t0)
         got = {ref for _, ref, _ in near}
         recalls.append(len(exact & got) / len(exact))
-    total = store._vector_collection(space).count()
+    total = store.count_vectors(space)
     return {
         "stored_turns": sessions * per_session,
         "stored_vectors": total,

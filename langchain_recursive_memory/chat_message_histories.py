@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage
+from typing_extensions import Unpack
 
-from .core.config import MemoryConfig
-from .core.errors import ConfigurationError
-from .core.memory import Context, FoldResult, RecursiveMemory
-from .core.runtime.retry import RetryPolicy
-from .core.store import DEFAULT_NAMESPACE, MemoryStore, Summary
-from .core.usage import Usage, UsageRecord
+from .core.builder import MemoryKwargs, MemoryOptions, build_memory, open_store
+from .core.models import TextModel
+from .core.recursive import Context, RecursiveMemory
+from .core.recursive.facade import SummaryFacade
+from .core.storage import DEFAULT_NAMESPACE, MemoryStore
+from .core.usage import UsageRecord
 from .language_models import LangChainTextModel, resolve_text_model
 from .messages import is_summary_message, message_to_turn, turn_to_message
 from .retrievers import RecursiveMemoryRetriever
@@ -42,10 +43,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RecursiveSummaryChatMessageHistory"]
 
-_ROLE_NAMES = {"human": "user", "ai": "assistant"}
 
-
-class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
+class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
     """Chat message history with a running summary, persisted in Chroma.
 
     Args:
@@ -77,8 +76,10 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
             None (default): recall is lexical (BM25) only.
         extract_facts: Extract atomic facts at each fold, in the summary call (needs
             ``llm``; default False).
-        recall_tokens: Tokens of ``max_tokens`` reserved for recalled memories (default
-            0); ``messages`` then leaves that share free for ``as_retriever()``'s output.
+        recall_tokens: Tokens of ``max_tokens`` reserved for recalled memories;
+            ``messages`` leaves that share free for ``as_retriever()``'s output. Default:
+            a quarter of ``max_tokens`` when ``extract_facts`` or ``embedder`` is set, else
+            0 (the one rule of every adapter, :func:`~.core.config.recall_share`).
         background_folds: Fold on a background thread/task so ``add_messages`` returns as
             soon as the messages are stored (default False).
         callbacks: LangChain callback handlers: they see the summarizer's calls (tagged
@@ -97,62 +98,18 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
         client: ClientAPI | None = None,
         store: MemoryStore | None = None,
         namespace: str = DEFAULT_NAMESPACE,
-        max_tokens: int = 2000,
-        max_summary_tokens: int = 300,
-        max_messages: int | None = None,
-        keep_tokens: int | None = None,
-        keep_messages: int | None = None,
-        summary_role: str = "human",
-        tokenizer_model: str = "gpt-4o",
-        retry: RetryPolicy | None = None,
-        embedder: Any = None,
-        extract_facts: bool = False,
-        recall_tokens: int = 0,
-        background_folds: bool = False,
         callbacks: Any = None,
-        config: MemoryConfig | None = None,
         memory: RecursiveMemory | None = None,
+        **options: Unpack[MemoryKwargs],
     ) -> None:
         super().__init__()
         if memory is None:
-            given = [n for n, v in (("path", path), ("client", client), ("store", store)) if v]
-            if len(given) > 1:
-                raise ConfigurationError.for_value(
-                    given[1], locals()[given[1]], f"give only one of path, client, store ({given})"
-                )
-            if client is not None:
-                store = MemoryStore(client)
-            elif store is None:
-                store = MemoryStore.persistent(path)
-            if config is None:
-                config = MemoryConfig(
-                    max_tokens=max_tokens,
-                    max_summary_tokens=max_summary_tokens,
-                    max_messages=max_messages,
-                    keep_tokens=keep_tokens,
-                    keep_messages=keep_messages,
-                    summary_role=_ROLE_NAMES.get(summary_role, summary_role),
-                    recall_tokens=recall_tokens,
-                )
-            model = resolve_text_model(llm)
-            if isinstance(model, LangChainTextModel):
-                model.config = {
-                    **(model.config or {}),
-                    "callbacks": callbacks,
-                    "tags": ["langchain-recursive-memory"],
-                    "metadata": {"lrm_session_id": session_id, "lrm_namespace": namespace},
-                }
-            memory = RecursiveMemory(
+            memory = build_memory(
                 session_id,
-                model=model,
-                store=store,
+                MemoryOptions.from_kwargs(options),
+                model=_traced(resolve_text_model(llm), callbacks, session_id, namespace),
+                store=open_store(path=path, client=client, store=store),
                 namespace=namespace,
-                config=config,
-                tokenizer_model=tokenizer_model,
-                retry=retry,
-                embedder=embedder,
-                extract_facts=extract_facts,
-                background_folds=background_folds,
             )
         self.memory = memory
         self.session_id = memory.session_id
@@ -161,6 +118,9 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
 
     def __repr__(self) -> str:
         return f"RecursiveSummaryChatMessageHistory({self.memory!r})"
+
+    def _summary_engine(self) -> RecursiveMemory:
+        return self.memory
 
     # -- BaseChatMessageHistory ---------------------------------------------------------------
 
@@ -200,16 +160,6 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
 
     # -- beyond the base class --------------------------------------------------------------
 
-    @property
-    def summary(self) -> str | None:
-        """The current summary text, or None before the first fold."""
-        latest = self.memory.summary()
-        return latest.text if latest is not None else None
-
-    def get_summary(self) -> Summary | None:
-        """The latest summary version with its provenance (turn ids, version, method)."""
-        return self.memory.summary()
-
     def context(self) -> Context:
         """The context with its token count and what is hidden pending a fold."""
         return self.memory.context()
@@ -222,18 +172,6 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
         """Async twin of :meth:`all_messages`."""
         return [turn_to_message(s.turn) for s in await self.memory.aturns()]
 
-    def fold(self, *, force: bool = False) -> FoldResult:
-        """Fold now if due (or always with ``force``); raises if the summarizer fails."""
-        return self.memory.fold(force=force)
-
-    async def afold(self, *, force: bool = False) -> FoldResult:
-        """Async twin of :meth:`fold`."""
-        return await self.memory.afold(force=force)
-
-    def usage(self) -> Usage:
-        """What this session's memory upkeep has spent (LLM calls, input/output tokens)."""
-        return self.memory.usage()
-
     def as_retriever(self, **kwargs: Any) -> RecursiveMemoryRetriever:
         """Return a :class:`~.retrievers.RecursiveMemoryRetriever` over this session.
 
@@ -244,6 +182,20 @@ class RecursiveSummaryChatMessageHistory(BaseChatMessageHistory):
 
 
 USAGE_EVENT = "langchain_recursive_memory.usage"
+
+
+def _traced(
+    model: TextModel | None, callbacks: Any, session_id: str, namespace: str
+) -> TextModel | None:
+    """The summarizer, its LangChain calls tagged and sent to ``callbacks``."""
+    if isinstance(model, LangChainTextModel):
+        model.config = {
+            **(model.config or {}),
+            "callbacks": callbacks,
+            "tags": ["langchain-recursive-memory"],
+            "metadata": {"lrm_session_id": session_id, "lrm_namespace": namespace},
+        }
+    return model
 
 
 def _usage_to_callbacks(callbacks: Any) -> Callable[[UsageRecord], None]:

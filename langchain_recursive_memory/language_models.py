@@ -20,7 +20,7 @@ from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import BaseMessage
 
 from .core.errors import ConfigurationError, ModelOutputError
-from .core.models import TextModel
+from .core.models import TextModel, resolve_model
 from .core.usage import ModelText
 
 __all__ = ["LangChainTextModel", "resolve_text_model"]
@@ -81,12 +81,6 @@ def resolve_text_model(model: Any) -> TextModel | None:
     Raises:
         ConfigurationError: For anything else, or a string when ``langchain`` is missing.
     """
-    if model is None:
-        return None
-    if isinstance(model, BaseLanguageModel):
-        return LangChainTextModel(model)
-    if isinstance(model, TextModel):
-        return model
     if isinstance(model, str):
         try:
             from langchain.chat_models import init_chat_model
@@ -101,6 +95,9 @@ def resolve_text_model(model: Any) -> TextModel | None:
             return LangChainTextModel(init_chat_model(model))
         except Exception as exc:
             raise ConfigurationError.for_value("llm", model, f"cannot be loaded: {exc}") from exc
-    raise ConfigurationError.for_value(
-        "llm", model, "must be None, a LangChain model, a TextModel or a 'provider:model' string"
+    return resolve_model(
+        model,
+        BaseLanguageModel,
+        LangChainTextModel,
+        accepted="a LangChain model, a TextModel or a 'provider:model' string",
     )

@@ -82,33 +82,7 @@ def message_to_turn(message: BaseMessage) -> Turn:
     if isinstance(message, BaseMessageChunk):
         # A streamed answer arrives as an accumulated chunk (AIMessageChunk...).
         message = message_chunk_to_message(message)
-    if isinstance(message, ChatMessage):
-        role = _ROLE_ALIASES.get(message.role.lower())
-        if role is None:
-            raise InvalidInputError.for_value(
-                "message.role", message.role, f"must be one of {sorted(_ROLE_ALIASES)}"
-            )
-    else:
-        role = _ROLE_BY_CLASS.get(type(message)) or next(
-            (r for cls, r in _ROLE_BY_CLASS.items() if isinstance(message, cls)),
-            _ROLE_ALIASES.get(message.type),
-        )
-        if role is None:
-            raise InvalidInputError.for_value(
-                "message.type", message.type, "is not a chat message type this memory stores"
-            )
-    content = message.content
-    blocks: tuple[Mapping[str, Any], ...] | None = None
-    if isinstance(content, str):
-        text = content
-    elif isinstance(content, Sequence):
-        items = [
-            {"type": "text", "text": b} if isinstance(b, str) else _json_safe(b) for b in content
-        ]
-        blocks = tuple(items)
-        text = blocks_text(items)
-    else:
-        raise InvalidInputError.for_value("message.content", content, "must be a str or a list")
+    text, blocks = _content(message.content)
     extra: dict[str, Any] = {}
     if message.additional_kwargs:
         extra["additional_kwargs"] = _json_safe(message.additional_kwargs)
@@ -119,14 +93,7 @@ def message_to_turn(message: BaseMessage) -> Turn:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     if isinstance(message, AIMessage):
-        tool_calls = tuple(
-            ToolCall(name=c["name"], args=_json_safe(c.get("args") or {}), id=c.get("id"))
-            for c in message.tool_calls
-        )
-        if message.invalid_tool_calls:
-            extra["invalid_tool_calls"] = _json_safe(message.invalid_tool_calls)
-        if message.usage_metadata:
-            extra["usage_metadata"] = _json_safe(message.usage_metadata)
+        tool_calls = _tool_calls(message, extra)
     elif isinstance(message, ToolMessage):
         tool_call_id = message.tool_call_id
         if message.status != "success":
@@ -136,7 +103,7 @@ def message_to_turn(message: BaseMessage) -> Turn:
     elif isinstance(message, FunctionMessage):
         extra["function_message"] = True
     return Turn(
-        role=role,
+        role=_role(message),
         text=text,
         blocks=blocks,
         tool_calls=tool_calls,
@@ -144,6 +111,55 @@ def message_to_turn(message: BaseMessage) -> Turn:
         name=message.name,
         id=message.id or None,
         extra=extra,
+    )
+
+
+def _role(message: BaseMessage) -> str:
+    if isinstance(message, ChatMessage):
+        role = _ROLE_ALIASES.get(message.role.lower())
+        if role is None:
+            raise InvalidInputError.for_value(
+                "message.role", message.role, f"must be one of {sorted(_ROLE_ALIASES)}"
+            )
+        return role
+    role = _ROLE_BY_CLASS.get(type(message)) or next(
+        (r for cls, r in _ROLE_BY_CLASS.items() if isinstance(message, cls)),
+        _ROLE_ALIASES.get(message.type),
+    )
+    if role is None:
+        raise InvalidInputError.for_value(
+            "message.type", message.type, "is not a chat message type this memory stores"
+        )
+    return role
+
+
+def _content(content: Any) -> tuple[str, tuple[Mapping[str, Any], ...] | None]:
+    """A message's text, and its content blocks when its content is a list."""
+    if isinstance(content, str):
+        return content, None
+    if isinstance(content, Sequence):
+        items = [
+            {"type": "text", "text": b} if isinstance(b, str) else _json_safe(b) for b in content
+        ]
+        return blocks_text(items), tuple(items)
+    raise InvalidInputError.for_value("message.content", content, "must be a str or a list")
+
+
+def _tool_calls(message: AIMessage, extra: dict[str, Any]) -> tuple[ToolCall, ...]:
+    """An AI message's tool calls (its invalid ones too) and their extra fields."""
+    if message.invalid_tool_calls:
+        extra["invalid_tool_calls"] = _json_safe(message.invalid_tool_calls)
+    if message.usage_metadata:
+        extra["usage_metadata"] = _json_safe(message.usage_metadata)
+    # Invalid tool calls are calls too for the provider (it is sent them and rejects a call
+    # without a result), so the core keeps them with their results.
+    return tuple(
+        ToolCall(name=c["name"], args=_json_safe(c.get("args") or {}), id=c.get("id"))
+        for c in message.tool_calls
+    ) + tuple(
+        ToolCall(name=c.get("name") or "unknown", id=c["id"], error=c.get("error") or "invalid")
+        for c in message.invalid_tool_calls
+        if c.get("id")
     )
 
 
@@ -174,6 +190,7 @@ def turn_to_message(turn: Turn) -> BaseMessage:
             tool_calls=[
                 {"name": c.name, "args": dict(c.args), "id": c.id, "type": "tool_call"}
                 for c in turn.tool_calls
+                if c.error is None
             ],
             invalid_tool_calls=list(extra.get("invalid_tool_calls") or []),
         )

@@ -36,7 +36,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from os import PathLike
 from typing import TYPE_CHECKING, Any, cast
 
@@ -58,15 +58,14 @@ from langchain_core.messages import (
 from langchain_core.runnables.config import RunnableConfig, ensure_config
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
+from typing_extensions import Unpack
 
-from .core.config import MemoryConfig
+from .core.builder import MemoryKwargs, MemoryOptions, build_memory, open_store
 from .core.errors import ConfigurationError, StoreError
-from .core.memory import Context, RecursiveMemory
-from .core.runtime.retry import RetryPolicy
-from .core.store import DEFAULT_NAMESPACE, MemoryStore, StoredTurn, validate_scope
-from .core.tokenizer import REPLY_PRIMING_TOKENS
+from .core.models import TextModel
+from .core.recursive import Context, RecursiveMemory
+from .core.storage import DEFAULT_NAMESPACE, MemoryStore, StoredTurn, validate_scope
 from .core.turn import Turn
-from .core.window import drop_orphan_results, select_suffix, window_units
 from .language_models import LangChainTextModel, resolve_text_model
 from .messages import is_summary_message, message_to_turn, turn_to_message
 
@@ -80,7 +79,6 @@ logger = logging.getLogger("langchain_recursive_memory")
 SessionResolver = Callable[[RunnableConfig, "Runtime[Any] | None"], str]
 """A function ``(config, runtime) -> session_id`` (for example a user id from the context)."""
 
-_ROLE_NAMES = {"human": "user", "ai": "assistant"}
 # The summarizer runs inside the agent's model node: keep its tokens out of the agent's
 # `stream_mode="messages"` stream, as langchain's own SummarizationMiddleware does.
 _SUMMARIZER_CONFIG: dict[str, Any] = {
@@ -205,21 +203,9 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         client: ClientAPI | None = None,
         store: MemoryStore | None = None,
         namespace: str = DEFAULT_NAMESPACE,
-        max_tokens: int = 2000,
-        max_summary_tokens: int = 300,
-        max_messages: int | None = None,
-        keep_tokens: int | None = None,
-        keep_messages: int | None = None,
-        summary_role: str = "human",
-        tokenizer_model: str = "gpt-4o",
-        retry: RetryPolicy | None = None,
-        embedder: Any = None,
-        extract_facts: bool = False,
-        recall_tokens: int | None = None,
-        background_folds: bool = False,
-        config: MemoryConfig | None = None,
         memory: RecursiveMemory | Callable[[str], RecursiveMemory] | None = None,
         max_sessions: int = 256,
+        **options: Unpack[MemoryKwargs],
     ) -> None:
         super().__init__()
         if llm is not None and model is not None:
@@ -234,122 +220,18 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._max_sessions = max_sessions
         self._factory: Callable[[str], RecursiveMemory]
-        if isinstance(memory, RecursiveMemory):
-            if isinstance(session_id, str) and session_id != memory.session_id:
-                raise ConfigurationError.for_value(
-                    "session_id",
-                    session_id,
-                    f"differs from the given memory's session {memory.session_id!r}",
-                )
-            if session_id is not None and not isinstance(session_id, str):
-                raise ConfigurationError.for_value(
-                    "session_id", session_id, "a ready memory= has a fixed session"
-                )
-            _check_role(memory)
-            session_id = memory.session_id
-            ready = memory
-            self._factory = lambda _sid: ready
-        elif memory is not None:
-            if not callable(memory):
-                raise ConfigurationError.for_value(
-                    "memory", memory, "must be a RecursiveMemory or a function session_id -> memory"
-                )
-            self._factory = memory
-        else:
-            self._factory = self._default_factory(
-                llm=llm if llm is not None else model,
-                path=path,
-                client=client,
-                store=store,
-                namespace=namespace,
-                config=config,
-                max_tokens=max_tokens,
-                max_summary_tokens=max_summary_tokens,
-                max_messages=max_messages,
-                keep_tokens=keep_tokens,
-                keep_messages=keep_messages,
-                summary_role=summary_role,
-                tokenizer_model=tokenizer_model,
-                retry=retry,
-                embedder=embedder,
-                extract_facts=extract_facts,
-                recall_tokens=recall_tokens,
-                background_folds=background_folds,
+        if memory is None:
+            self._factory = _factory(
+                MemoryOptions.from_kwargs(options),
+                resolve_text_model(llm if llm is not None else model),
+                open_store(path=path, client=client, store=store),
+                namespace,
             )
+        else:
+            session_id, self._factory = _given(memory, session_id)
         if isinstance(session_id, str):
             validate_scope(namespace, session_id)
         self.session_id = session_id
-
-    @staticmethod
-    def _default_factory(
-        *,
-        llm: Any,
-        path: str | PathLike[str] | None,
-        client: ClientAPI | None,
-        store: MemoryStore | None,
-        namespace: str,
-        config: MemoryConfig | None,
-        max_tokens: int,
-        max_summary_tokens: int,
-        max_messages: int | None,
-        keep_tokens: int | None,
-        keep_messages: int | None,
-        summary_role: str,
-        tokenizer_model: str,
-        retry: RetryPolicy | None,
-        embedder: Any,
-        extract_facts: bool,
-        recall_tokens: int | None,
-        background_folds: bool,
-    ) -> Callable[[str], RecursiveMemory]:
-        given = [n for n, v in (("path", path), ("client", client), ("store", store)) if v]
-        if len(given) > 1:
-            raise ConfigurationError.for_value(
-                given[1], locals()[given[1]], f"give only one of path, client, store ({given})"
-            )
-        validate_scope(namespace, "probe")
-        if config is None:
-            if recall_tokens is None:
-                recall_tokens = max_tokens // 4 if extract_facts or embedder is not None else 0
-            config = MemoryConfig(
-                max_tokens=max_tokens,
-                max_summary_tokens=max_summary_tokens,
-                max_messages=max_messages,
-                keep_tokens=keep_tokens,
-                keep_messages=keep_messages,
-                summary_role=_ROLE_NAMES.get(summary_role, summary_role),
-                recall_tokens=recall_tokens,
-            )
-        if config.summary_role == "system":
-            raise ConfigurationError.for_value(
-                "summary_role",
-                "system",
-                "the agent's system prompt comes first; use 'human' (default) or 'ai'",
-            )
-        text_model = resolve_text_model(llm)
-        if isinstance(text_model, LangChainTextModel) and text_model.config is None:
-            text_model.config = dict(_SUMMARIZER_CONFIG)
-        if client is not None:
-            store = MemoryStore(client)
-        elif store is None:
-            store = MemoryStore.persistent(path)
-        shared_store, shared_config = store, config
-
-        def factory(session_id: str) -> RecursiveMemory:
-            return RecursiveMemory(
-                session_id,
-                model=text_model,
-                store=shared_store,
-                namespace=namespace,
-                config=shared_config,
-                tokenizer_model=tokenizer_model,
-                retry=retry,
-                embedder=embedder,
-                extract_facts=extract_facts,
-                background_folds=background_folds,
-            )
-
-        return factory
 
     def __repr__(self) -> str:
         session = self.session_id if isinstance(self.session_id, str | None) else "<function>"
@@ -524,12 +406,15 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self, request: ModelRequest[Any], memory: RecursiveMemory, context: Context | None
     ) -> ModelRequest[Any]:
         """The request with the bounded messages and the single, first system message."""
-        if context is not None:
-            head = [turn_to_message(context.summary_turn)] if context.summary_turn else []
-            window = [turn_to_message(t) for t in context.window if t.role != "system"]
-        else:  # Chroma failed: the newest messages of the request that fit
-            head, window = [], _newest_that_fit(request.messages, memory)
-        window = _fit(head, _answer_invalid_tool_calls(window), memory)
+        if context is None:  # Chroma failed: the newest messages of the request that fit
+            candidates = [
+                m
+                for m in request.messages
+                if not isinstance(m, SystemMessage) and not is_summary_message(m)
+            ]
+            context = memory.context_builder.fit([message_to_turn(m) for m in candidates])
+        head = [turn_to_message(context.summary_turn)] if context.summary_turn else []
+        window = [turn_to_message(t) for t in context.window if t.role != "system"]
         newest = next(
             (m for m in reversed(request.messages) if not isinstance(m, SystemMessage)), None
         )
@@ -618,6 +503,53 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 # -- helpers (pure) ---------------------------------------------------------------------------
 
 
+def _factory(
+    options: MemoryOptions, model: TextModel | None, store: MemoryStore, namespace: str
+) -> Callable[[str], RecursiveMemory]:
+    """The memory of each session, built by the one builder from the middleware's options."""
+    validate_scope(namespace, "probe")
+    config = options.memory_config()  # validated once, shared by every session
+    if config.summary_role == "system":
+        raise ConfigurationError.for_value(
+            "summary_role",
+            "system",
+            "the agent's system prompt comes first; use 'human' (default) or 'ai'",
+        )
+    if isinstance(model, LangChainTextModel) and model.config is None:
+        model.config = dict(_SUMMARIZER_CONFIG)
+    shared = replace(options, config=config)
+
+    def factory(session_id: str) -> RecursiveMemory:
+        return build_memory(session_id, shared, model=model, store=store, namespace=namespace)
+
+    return factory
+
+
+def _given(
+    memory: RecursiveMemory | Callable[[str], RecursiveMemory],
+    session_id: str | SessionResolver | None,
+) -> tuple[str | SessionResolver | None, Callable[[str], RecursiveMemory]]:
+    """The session and memory factory of a ready memory (or of a memory function)."""
+    if not isinstance(memory, RecursiveMemory):
+        if not callable(memory):
+            raise ConfigurationError.for_value(
+                "memory", memory, "must be a RecursiveMemory or a function session_id -> memory"
+            )
+        return session_id, memory
+    if isinstance(session_id, str) and session_id != memory.session_id:
+        raise ConfigurationError.for_value(
+            "session_id",
+            session_id,
+            f"differs from the given memory's session {memory.session_id!r}",
+        )
+    if session_id is not None and not isinstance(session_id, str):
+        raise ConfigurationError.for_value(
+            "session_id", session_id, "a ready memory= has a fixed session"
+        )
+    _check_role(memory)
+    return memory.session_id, lambda _sid: memory
+
+
 def _check_role(memory: RecursiveMemory) -> None:
     if memory.config.summary_role == "system":
         raise ConfigurationError.for_value(
@@ -634,89 +566,6 @@ def _warn_store(memory: RecursiveMemory, exc: Exception) -> None:
         memory.session_id,
         exc,
     )
-
-
-def _units(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:
-    """Messages grouped so that an AI tool-call message and its results stay together."""
-    units: list[list[BaseMessage]] = []
-    for message in messages:
-        if isinstance(message, ToolMessage) and units:
-            first = units[-1][0]
-            if isinstance(first, AIMessage) and (first.tool_calls or first.invalid_tool_calls):
-                units[-1].append(message)
-                continue
-        units.append([message])
-    return units
-
-
-def _fit(
-    head: list[BaseMessage], window: list[BaseMessage], memory: RecursiveMemory
-) -> list[BaseMessage]:
-    """Drop the oldest whole units of ``window`` until ``head + window`` fits the budget.
-
-    The core's context already fits; this keeps the budget when the view adds messages of
-    its own (answers to invalid tool calls).
-    """
-    counter, budget = memory.counter, memory.config.max_tokens
-    units = _units(window)
-    costs = [sum(counter.count_turn(message_to_turn(m)) for m in unit) for unit in units]
-    total = REPLY_PRIMING_TOKENS + sum(counter.count_turn(message_to_turn(m)) for m in head)
-    total += sum(costs)
-    while units and total > budget:
-        total -= costs.pop(0)
-        units.pop(0)
-    kept = [m for unit in units for m in unit]
-    # A window must not start with tool results whose call was dropped.
-    while kept and isinstance(kept[0], ToolMessage):
-        kept.pop(0)
-    return kept
-
-
-def _newest_that_fit(messages: Sequence[BaseMessage], memory: RecursiveMemory) -> list[BaseMessage]:
-    """The newest whole units of ``messages`` within ``max_tokens`` (no summary)."""
-    candidates = [
-        m for m in messages if not isinstance(m, SystemMessage) and not is_summary_message(m)
-    ]
-    counter = memory.counter
-    stored = [
-        StoredTurn(t, i, counter.count_turn(t), counter.encoding_name)
-        for i, t in enumerate(message_to_turn(m) for m in candidates)
-    ]
-    units, costs = window_units(stored, counter)
-    budget = memory.config.max_tokens - REPLY_PRIMING_TOKENS
-    return [candidates[s.seq] for s in drop_orphan_results(select_suffix(units, costs, budget))]
-
-
-def _answer_invalid_tool_calls(messages: list[BaseMessage]) -> list[BaseMessage]:
-    """Answer invalid tool calls left unanswered, as ``create_agent`` does for its state.
-
-    Providers that send invalid tool calls back as tool calls reject a call without a
-    result.
-    """
-    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-    out: list[BaseMessage] = []
-    for message in messages:
-        out.append(message)
-        if not isinstance(message, AIMessage):
-            continue
-        for call in message.invalid_tool_calls:
-            call_id = call.get("id")
-            if call_id is None or call_id in answered:
-                continue
-            name = call.get("name") or "unknown"
-            out.append(
-                ToolMessage(
-                    content=(
-                        f"Tool call {name} with id {call_id} could not be executed - "
-                        "arguments were malformed or truncated."
-                    ),
-                    name=name,
-                    tool_call_id=call_id,
-                    status="error",
-                )
-            )
-            answered.add(call_id)
-    return out
 
 
 def _blocks(content: str | list[str | dict[Any, Any]]) -> list[str | dict[Any, Any]]:

@@ -33,9 +33,8 @@ from pydantic import ConfigDict, Field
 
 from .core.errors import ConfigurationError
 from .core.higmem import HiGMem, RetrievedTurn
-from .core.memory import RecursiveMemory
-from .core.recall import RecallHit
-from .core.tokenizer import TokenCounter
+from .core.recursive import RecursiveMemory
+from .core.retrieval.hits import RecallHit
 
 __all__ = [
     "HiGMemRetriever",
@@ -52,21 +51,14 @@ def _iso(ts: float | None) -> str | None:
 
 
 def hits_to_documents(
-    hits: list[RecallHit],
-    memory: RecursiveMemory,
-    *,
-    max_tokens: int | None = None,
-    counter: TokenCounter | None = None,
+    hits: list[RecallHit], memory: RecursiveMemory, *, max_tokens: int | None = None
 ) -> list[Document]:
-    """Convert recall hits to LangChain documents, best first, within ``max_tokens``."""
+    """Convert recall hits to LangChain documents, best first, within ``max_tokens``.
+
+    Which hits fit is decided by the memory's context builder (the core counts tokens).
+    """
     docs: list[Document] = []
-    used = 0
-    for hit in hits:
-        if max_tokens is not None and counter is not None:
-            cost = counter.count_text(hit.text)
-            if used + cost > max_tokens:
-                continue
-            used += cost
+    for hit in memory.context_builder.pack(hits, max_tokens):
         metadata: dict[str, Any] = {
             "session_id": memory.session_id,
             "namespace": memory.namespace,
@@ -86,7 +78,42 @@ def hits_to_documents(
     return docs
 
 
-class RecursiveMemoryRetriever(BaseRetriever):
+class _MemoryRetriever(BaseRetriever):
+    """What both retrievers share: ``k`` (checked) and the LangChain entry points."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    k: int = Field(default=4, description="How many documents to return.")
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        # Checked here rather than in a validator, so the package's own error surfaces
+        # instead of pydantic's ValidationError wrapper.
+        if self.k < 1:
+            raise ConfigurationError.for_value("k", self.k, "must be >= 1")
+
+    def _documents(self, query: str, k: int) -> list[Document]:
+        raise NotImplementedError
+
+    async def _adocuments(self, query: str, k: int) -> list[Document]:
+        raise NotImplementedError
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
+    ) -> list[Document]:
+        return self._documents(query, k or self.k)
+
+    async def _aget_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: AsyncCallbackManagerForRetrieverRun,
+        k: int | None = None,
+    ) -> list[Document]:
+        return await self._adocuments(query, k or self.k)
+
+
+class RecursiveMemoryRetriever(_MemoryRetriever):
     """Retrieve a session's facts and archived turns relevant to the query.
 
     Build it from a history (``history.as_retriever(k=4)``) or from a core memory
@@ -101,10 +128,7 @@ class RecursiveMemoryRetriever(BaseRetriever):
             budget; else no limit).
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
     memory: RecursiveMemory = Field(description="The session memory to recall from.")
-    k: int = Field(default=4, description="How many documents to return.")
     kinds: tuple[str, ...] = Field(
         default=("fact", "turn"), description="Which memories: 'fact' and/or 'turn'."
     )
@@ -114,10 +138,6 @@ class RecursiveMemoryRetriever(BaseRetriever):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        # Checked here rather than in a validator, so the package's own error surfaces
-        # instead of pydantic's ValidationError wrapper.
-        if self.k < 1:
-            raise ConfigurationError.for_value("k", self.k, "must be >= 1")
         bad = [kind for kind in self.kinds if kind not in ("fact", "turn")]
         if bad or not self.kinds:
             raise ConfigurationError.for_value("kinds", self.kinds, "use 'fact' and/or 'turn'")
@@ -129,25 +149,13 @@ class RecursiveMemoryRetriever(BaseRetriever):
             return self.max_tokens
         return self.memory.config.recall_tokens or None
 
-    def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
-    ) -> list[Document]:
-        hits = self.memory.recall(query, k or self.k, kinds=self.kinds)
-        return hits_to_documents(
-            hits, self.memory, max_tokens=self._limit(), counter=self.memory.counter
-        )
+    def _documents(self, query: str, k: int) -> list[Document]:
+        hits = self.memory.recall(query, k, kinds=self.kinds)
+        return hits_to_documents(hits, self.memory, max_tokens=self._limit())
 
-    async def _aget_relevant_documents(
-        self,
-        query: str,
-        *,
-        run_manager: AsyncCallbackManagerForRetrieverRun,
-        k: int | None = None,
-    ) -> list[Document]:
-        hits = await self.memory.arecall(query, k or self.k, kinds=self.kinds)
-        return hits_to_documents(
-            hits, self.memory, max_tokens=self._limit(), counter=self.memory.counter
-        )
+    async def _adocuments(self, query: str, k: int) -> list[Document]:
+        hits = await self.memory.arecall(query, k, kinds=self.kinds)
+        return hits_to_documents(hits, self.memory, max_tokens=self._limit())
 
 
 def retrieved_to_documents(found: list[RetrievedTurn], memory: HiGMem) -> list[Document]:
@@ -174,7 +182,7 @@ def retrieved_to_documents(found: list[RetrievedTurn], memory: HiGMem) -> list[D
     ]
 
 
-class HiGMemRetriever(BaseRetriever):
+class HiGMemRetriever(_MemoryRetriever):
     """Retrieve a session's turns with HiGMem, for LangChain.
 
     Guided by the LLM when the memory has a model (events as anchors, an LLM picks and
@@ -196,29 +204,14 @@ class HiGMemRetriever(BaseRetriever):
         'My cat is called Miso.'
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
     memory: HiGMem = Field(description="The HiGMem memory of the session.")
     k: int = Field(default=8, description="Most documents returned.")
     use_llm: bool | None = Field(default=None, description="Guided retrieval or not.")
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        if self.k < 1:
-            raise ConfigurationError.for_value("k", self.k, "must be >= 1")
-
-    def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
-    ) -> list[Document]:
-        found = self.memory.retrieve(query, k or self.k, use_llm=self.use_llm)
+    def _documents(self, query: str, k: int) -> list[Document]:
+        found = self.memory.retrieve(query, k, use_llm=self.use_llm)
         return retrieved_to_documents(found, self.memory)
 
-    async def _aget_relevant_documents(
-        self,
-        query: str,
-        *,
-        run_manager: AsyncCallbackManagerForRetrieverRun,
-        k: int | None = None,
-    ) -> list[Document]:
-        found = await self.memory.aretrieve(query, k or self.k, use_llm=self.use_llm)
+    async def _adocuments(self, query: str, k: int) -> list[Document]:
+        found = await self.memory.aretrieve(query, k, use_llm=self.use_llm)
         return retrieved_to_documents(found, self.memory)

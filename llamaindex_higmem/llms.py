@@ -7,7 +7,7 @@ from typing import Any
 from llama_index.core.llms.llm import LLM
 
 from langchain_recursive_memory.core.errors import ConfigurationError, ModelOutputError
-from langchain_recursive_memory.core.models import TextModel
+from langchain_recursive_memory.core.models import TextModel, resolve_model
 
 __all__ = ["LlamaIndexTextModel", "resolve_llm"]
 
@@ -59,12 +59,6 @@ class LlamaIndexTextModel:
 
 def resolve_llm(llm: Any) -> TextModel | None:
     """Return ``llm`` (None, a LlamaIndex LLM or a core ``TextModel``) as a ``TextModel``."""
-    if llm is None:
-        return None
-    if isinstance(llm, LLM):  # checked first: an LLM also has complete/acomplete
-        return LlamaIndexTextModel(llm)
-    if isinstance(llm, TextModel):
-        return llm
-    raise ConfigurationError.for_value(
-        "llm", llm, "must be None, a LlamaIndex LLM or a core TextModel"
+    return resolve_model(
+        llm, LLM, LlamaIndexTextModel, accepted="a LlamaIndex LLM or a core TextModel"
     )

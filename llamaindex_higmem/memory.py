@@ -28,29 +28,23 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.bridge.pydantic import Field, PrivateAttr, ValidationError
 from llama_index.core.memory.types import BaseMemory
+from typing_extensions import TypedDict, Unpack
 
-from langchain_recursive_memory.core.config import MemoryConfig
-from langchain_recursive_memory.core.errors import (
-    ConfigurationError,
-    InvalidInputError,
-)
-from langchain_recursive_memory.core.memory import (
-    Context,
-    FoldResult,
-    HybridMemory,
-    RecursiveMemory,
-)
+from langchain_recursive_memory.core.builder import MemoryOptions, build_memory, open_store
+from langchain_recursive_memory.core.errors import ConfigurationError, InvalidInputError
+from langchain_recursive_memory.core.models import TextModel
+from langchain_recursive_memory.core.recursive import Context, RecursiveMemory
+from langchain_recursive_memory.core.recursive.facade import SummaryFacade
 from langchain_recursive_memory.core.runtime.retry import RetryPolicy
-from langchain_recursive_memory.core.store import DEFAULT_NAMESPACE, MemoryStore, Summary
-from langchain_recursive_memory.core.turn import Turn, group_tool_calls
+from langchain_recursive_memory.core.storage import DEFAULT_NAMESPACE, MemoryStore
+from langchain_recursive_memory.core.turn import Turn
 
 from .instrumentation import dispatch_usage
 from .llms import resolve_llm
@@ -66,14 +60,32 @@ def _role_name(role: Any) -> str:
     return role.value if isinstance(role, MessageRole) else str(role)
 
 
-def _same(a: Turn, b: Turn) -> bool:
-    """Whether two turns are the same message (ignoring the id and time the store gave)."""
-    return dataclasses.replace(a, id=None, created_at=None) == dataclasses.replace(
-        b, id=None, created_at=None
-    )
+class MemorySettings(TypedDict, total=False):
+    """The budget settings :meth:`RecursiveSummaryMemory.from_defaults` accepts (the fields)."""
+
+    token_limit: int
+    max_summary_tokens: int
+    max_messages: int | None
+    keep_tokens: int | None
+    keep_messages: int | None
+    summary_role: str | MessageRole
+    recall_tokens: int | None
+    extract_facts: bool
+    tokenizer_model: str
 
 
-class RecursiveSummaryMemory(BaseMemory):
+_BUDGET = {"token_limit": "max_tokens", "summary_role": "summary_role"}
+
+
+def _options(settings: Mapping[str, Any], **more: Any) -> MemoryOptions:
+    """Memory options from the settings (LlamaIndex names) and the non-field options."""
+    values = {_BUDGET.get(k, k): v for k, v in settings.items()}
+    if "summary_role" in values:
+        values["summary_role"] = _role_name(values["summary_role"])
+    return MemoryOptions(**values, **more)
+
+
+class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
     """Chat memory with a running summary, persisted in Chroma.
 
     Build it with :meth:`from_defaults`. The public fields are read-only settings (they
@@ -182,23 +194,12 @@ class RecursiveSummaryMemory(BaseMemory):
 
     def _build(self) -> RecursiveMemory:
         """Build the engine from the fields (extractive summarizer, store at ``path``)."""
-        config = MemoryConfig(
-            max_tokens=self.token_limit,
-            max_summary_tokens=self.max_summary_tokens,
-            max_messages=self.max_messages,
-            keep_tokens=self.keep_tokens,
-            keep_messages=self.keep_messages,
-            summary_role=_role_name(self.summary_role),
-            recall_tokens=self.recall_tokens,
-        )
-        engine = HybridMemory if (self.extract_facts or self.recall_tokens) else RecursiveMemory
-        return engine(
+        settings = {name: getattr(self, name) for name in MemorySettings.__annotations__}
+        return build_memory(
             self.session_id,
-            store=MemoryStore.persistent(self.path),
+            _options(settings),
+            store=open_store(path=self.path),
             namespace=self.namespace,
-            config=config,
-            tokenizer_model=self.tokenizer_model,
-            extract_facts=self.extract_facts,
         )
 
     def __repr__(self) -> str:
@@ -215,30 +216,21 @@ class RecursiveSummaryMemory(BaseMemory):
         return "RecursiveSummaryMemory"
 
     @classmethod
-    def from_defaults(
+    def from_defaults(  # type: ignore[override]  # typed settings, not BaseMemory's **Any
         cls,
         *,
         session_id: str | None = None,
         chat_history: Sequence[ChatMessage] | None = None,
         llm: Any = None,
-        token_limit: int = 2000,
-        max_summary_tokens: int = 300,
-        max_messages: int | None = None,
-        keep_tokens: int | None = None,
-        keep_messages: int | None = None,
-        summary_role: str | MessageRole = MessageRole.USER,
         namespace: str = DEFAULT_NAMESPACE,
         path: str | PathLike[str] | None = None,
         client: ClientAPI | None = None,
         store: MemoryStore | None = None,
         embedder: Any = None,
-        extract_facts: bool = False,
-        recall_tokens: int | None = None,
         recall_k: int = 12,
-        tokenizer_model: str = "gpt-4o",
         retry: RetryPolicy | None = None,
         memory: RecursiveMemory | None = None,
-        **kwargs: Any,
+        **settings: Unpack[MemorySettings],
     ) -> RecursiveSummaryMemory:
         """Create the memory of one conversation.
 
@@ -249,15 +241,6 @@ class RecursiveSummaryMemory(BaseMemory):
             llm: The summarizer: any LlamaIndex LLM (a cheaper one than the chat model is
                 the usual choice), a core ``TextModel``, or None for the no-LLM
                 extractive summarizer.
-            token_limit: Budget of everything :meth:`get` returns (default 2000).
-            max_summary_tokens: Enforced cap of the summary (default 300).
-            max_messages: Also fold when more messages than this are unfolded.
-            keep_tokens: Tokens of recent messages kept verbatim after a fold (default:
-                half the window budget).
-            keep_messages: Messages kept verbatim after a fold (default: half of
-                ``max_messages`` when set).
-            summary_role: ``"user"`` (default), ``"assistant"`` or ``"system"`` (only if
-                nothing comes before the history in your prompt).
             namespace: Isolates apps or tenants sharing a store (default ``"default"``).
             path: Directory of the embedded Chroma store (default:
                 ``$LANGCHAIN_RECURSIVE_MEMORY_PATH`` or
@@ -268,22 +251,18 @@ class RecursiveSummaryMemory(BaseMemory):
             embedder: For dense recall: a LlamaIndex ``BaseEmbedding`` (or LangChain
                 ``Embeddings``, Chroma ``EmbeddingFunction``). None: recall is lexical
                 (BM25) only.
-            extract_facts: Extract atomic facts at each fold, in the summary call (needs
-                ``llm``; default False).
-            recall_tokens: Tokens of ``token_limit`` reserved for the memories recalled
-                for ``get(input=...)``. Default: 0, or a quarter of ``token_limit`` when
-                ``embedder`` or ``extract_facts`` is given (the hybrid memory).
-            recall_k: Most memories considered for that share (default 12).
-            tokenizer_model: The chat model's name; picks the tiktoken encoding (default
-                ``"gpt-4o"``).
+            recall_k: Most memories considered for the recall share (default 12).
             retry: Retries, timeouts and cool-down of summarizer and embedder calls.
             memory: A ready core ``RecursiveMemory`` (overrides everything above but
                 ``chat_history`` and ``recall_k``).
-            **kwargs: Nothing else is accepted (``chat_store``, ``tokenizer_fn``... of
+            **settings: The budget fields of the same names (see their descriptions):
+                ``token_limit`` (default 2000), ``max_summary_tokens`` (300),
+                ``max_messages``, ``keep_tokens``, ``keep_messages``, ``summary_role``
+                (``"user"``), ``recall_tokens`` (default: a quarter of ``token_limit``
+                with ``embedder`` or ``extract_facts``, the hybrid memory; else 0),
+                ``extract_facts`` (False), ``tokenizer_model`` (``"gpt-4o"``). Nothing
+                else is accepted (``chat_store``, ``tokenizer_fn``... of
                 ``ChatMemoryBuffer`` have no meaning here).
-
-        Returns:
-            The memory.
 
         Raises:
             ConfigurationError: For unknown or conflicting arguments and impossible
@@ -291,54 +270,13 @@ class RecursiveSummaryMemory(BaseMemory):
             InvalidInputError: For an invalid session id or namespace.
             StoreError: When the Chroma store cannot be opened.
         """
-        if kwargs:
-            raise ConfigurationError.for_value(
-                "kwargs",
-                sorted(kwargs),
-                "unexpected arguments (the store is given by path, client or store, the "
-                "conversation by session_id, the tokenizer by tokenizer_model)",
-            )
+        unknown = set(settings) - set(MemorySettings.__annotations__)
+        if unknown:
+            raise _unexpected({k: settings[k] for k in unknown})  # type: ignore[literal-required]
         if memory is None:
-            if session_id is None:
-                raise ConfigurationError.for_value(
-                    "session_id", None, "is required: the conversation's id"
-                )
-            given = [n for n, v in (("path", path), ("client", client), ("store", store)) if v]
-            if len(given) > 1:
-                raise ConfigurationError.for_value(
-                    given[1],
-                    {"path": path, "client": client, "store": store}[given[1]],
-                    f"give only one of path, client, store (got {given})",
-                )
-            hybrid = extract_facts or embedder is not None or bool(recall_tokens)
-            if recall_tokens is None:
-                recall_tokens = token_limit // 4 if hybrid else 0
-            config = MemoryConfig(
-                max_tokens=token_limit,
-                max_summary_tokens=max_summary_tokens,
-                max_messages=max_messages,
-                keep_tokens=keep_tokens,
-                keep_messages=keep_messages,
-                summary_role=_role_name(summary_role),
-                recall_tokens=recall_tokens,
-            )
-            model = resolve_llm(llm)
-            if client is not None:
-                store = MemoryStore(client)
-            elif store is None:
-                store = MemoryStore.persistent(path)
-            engine = HybridMemory if hybrid else RecursiveMemory
-            memory = engine(
-                session_id,
-                model=model,
-                store=store,
-                namespace=namespace,
-                config=config,
-                tokenizer_model=tokenizer_model,
-                retry=retry,
-                embedder=embedder,
-                extract_facts=extract_facts,
-            )
+            options = _options(settings, embedder=embedder, retry=retry)
+            stores = {"path": path, "client": client, "store": store}
+            memory = _engine(session_id, options, resolve_llm(llm), stores, namespace)
         elif session_id is not None and session_id != memory.session_id:
             raise ConfigurationError.for_value(
                 "session_id", session_id, f"differs from the memory's {memory.session_id!r}"
@@ -350,6 +288,9 @@ class RecursiveSummaryMemory(BaseMemory):
         return this
 
     # -- helpers ----------------------------------------------------------------------------
+
+    def _summary_engine(self) -> RecursiveMemory:
+        return self._memory
 
     @property
     def memory(self) -> RecursiveMemory:
@@ -378,8 +319,8 @@ class RecursiveSummaryMemory(BaseMemory):
             raise InvalidInputError.for_value("messages", messages, "must be a list of ChatMessage")
         return [chat_message_to_turn(m) for m in messages if not is_summary_message(m)]
 
-    def _messages(self, context: Context, initial_token_count: int) -> list[ChatMessage]:
-        """Convert a context, leaving ``initial_token_count`` (+ one message) of room."""
+    def _reserve(self, initial_token_count: int) -> int:
+        """Tokens to leave free for what precedes the history (and its message overhead)."""
         if (
             not isinstance(initial_token_count, int)
             or isinstance(initial_token_count, bool)
@@ -388,30 +329,20 @@ class RecursiveSummaryMemory(BaseMemory):
             raise InvalidInputError.for_value(
                 "initial_token_count", initial_token_count, "must be an integer >= 0"
             )
-        head = [context.summary_turn] if context.summary_turn is not None else []
-        window = list(context.window)
-        if initial_token_count:
-            counter = self._memory.counter
-            budget = context.max_tokens - initial_token_count - counter.message_overhead("system")
-            if budget < 0:
-                raise InvalidInputError.for_value(
-                    "initial_token_count",
-                    initial_token_count,
-                    f"exceeds token_limit={context.max_tokens}",
-                )
-            tokens = context.tokens
-            units = group_tool_calls(window)
-            while units and tokens > budget:  # drop the oldest whole units first
-                tokens -= sum(counter.count_turn(t) for t in units.pop(0))
-            window = [t for unit in units for t in unit]
-            if tokens > budget and head:
-                head = []
-        return [turn_to_chat_message(t) for t in head + window]
+        if not initial_token_count:
+            return 0
+        reserve = initial_token_count + self._memory.counter.message_overhead("system")
+        if reserve > self.token_limit:
+            raise InvalidInputError.for_value(
+                "initial_token_count",
+                initial_token_count,
+                f"exceeds token_limit={self.token_limit}",
+            )
+        return reserve
 
-    def _is_prefix(self, stored: Sequence[Turn], turns: Sequence[Turn]) -> bool:
-        return len(stored) <= len(turns) and all(
-            _same(a, b) for a, b in zip(stored, turns, strict=False)
-        )
+    @staticmethod
+    def _messages(context: Context) -> list[ChatMessage]:
+        return [turn_to_chat_message(t) for t in context.turns]
 
     # -- BaseMemory -------------------------------------------------------------------------
 
@@ -433,15 +364,19 @@ class RecursiveSummaryMemory(BaseMemory):
             InvalidInputError: For an ``input`` that is not a string, or an
                 ``initial_token_count`` that is negative or exceeds ``token_limit``.
         """
-        context = self._memory.context(self._query(input), k=self.recall_k)
-        return self._messages(context, initial_token_count)
+        reserve = self._reserve(initial_token_count)
+        return self._messages(
+            self._memory.context(self._query(input), k=self.recall_k, reserve=reserve)
+        )
 
     async def aget(
         self, input: str | None = None, initial_token_count: int = 0, **kwargs: Any
     ) -> list[ChatMessage]:
         """Async twin of :meth:`get`."""
-        context = await self._memory.acontext(self._query(input), k=self.recall_k)
-        return self._messages(context, initial_token_count)
+        reserve = self._reserve(initial_token_count)
+        return self._messages(
+            await self._memory.acontext(self._query(input), k=self.recall_k, reserve=reserve)
+        )
 
     def get_all(self) -> list[ChatMessage]:
         """Return every stored message of the session, oldest first (the full log)."""
@@ -494,25 +429,11 @@ class RecursiveSummaryMemory(BaseMemory):
         Raises:
             InvalidInputError: For anything but a list of ``ChatMessage``.
         """
-        turns = self._turns(messages)
-        stored = [s.turn for s in self._memory.turns()]
-        if self._is_prefix(stored, turns):
-            turns = turns[len(stored) :]
-        else:
-            self._memory.clear()
-        if turns:
-            self._memory.add(turns)
+        self._memory.set_turns(self._turns(messages))
 
     async def aset(self, messages: list[ChatMessage]) -> None:
         """Async twin of :meth:`set`."""
-        turns = self._turns(messages)
-        stored = [s.turn for s in await self._memory.aturns()]
-        if self._is_prefix(stored, turns):
-            turns = turns[len(stored) :]
-        else:
-            await self._memory.aclear()
-        if turns:
-            await self._memory.aadd(turns)
+        await self._memory.aset_turns(self._turns(messages))
 
     def reset(self) -> None:
         """Delete every stored message, summary and fact of this session."""
@@ -524,27 +445,32 @@ class RecursiveSummaryMemory(BaseMemory):
 
     # -- beyond the base class --------------------------------------------------------------
 
-    @property
-    def summary(self) -> str | None:
-        """The current summary text, or None before the first fold."""
-        latest = self._memory.summary()
-        return latest.text if latest is not None else None
-
-    def get_summary(self) -> Summary | None:
-        """The latest summary version with its provenance (turn ids, version, method)."""
-        return self._memory.summary()
-
     def context(self, input: str | None = None) -> Context:
         """The context :meth:`get` converts, with its token count and hidden messages."""
         return self._memory.context(self._query(input), k=self.recall_k)
 
-    def fold(self, *, force: bool = False) -> FoldResult:
-        """Fold now if due (or always with ``force``); raises if the summarizer fails."""
-        return self._memory.fold(force=force)
 
-    async def afold(self, *, force: bool = False) -> FoldResult:
-        """Async twin of :meth:`fold`."""
-        return await self._memory.afold(force=force)
+def _unexpected(kwargs: dict[str, Any]) -> ConfigurationError:
+    return ConfigurationError.for_value(
+        "kwargs",
+        sorted(kwargs),
+        "unexpected arguments (the store is given by path, client or store, the "
+        "conversation by session_id, the tokenizer by tokenizer_model)",
+    )
+
+
+def _engine(
+    session_id: str | None,
+    options: MemoryOptions,
+    model: TextModel | None,
+    stores: dict[str, Any],
+    namespace: str,
+) -> RecursiveMemory:
+    """The engine of :meth:`RecursiveSummaryMemory.from_defaults` (the store of ``stores``)."""
+    if session_id is None:
+        raise ConfigurationError.for_value("session_id", None, "is required: the conversation's id")
+    store = open_store(**stores)
+    return build_memory(session_id, options, model=model, store=store, namespace=namespace)
 
 
 def _fields_of(memory: RecursiveMemory) -> dict[str, Any]:

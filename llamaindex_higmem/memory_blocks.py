@@ -37,7 +37,7 @@ from langchain_recursive_memory.core.errors import InvalidInputError
 from langchain_recursive_memory.core.higmem import HiGMem, HiGMemConfig
 from langchain_recursive_memory.core.models import TextModel
 from langchain_recursive_memory.core.runtime.retry import RetryPolicy
-from langchain_recursive_memory.core.store import DEFAULT_NAMESPACE, MemoryStore
+from langchain_recursive_memory.core.storage import DEFAULT_NAMESPACE, MemoryStore
 from langchain_recursive_memory.core.turn import Turn
 
 from .instrumentation import dispatch_usage

@@ -331,6 +331,7 @@ def turn_to_chat_message(turn: Turn) -> ChatMessage:
         blocks += [
             ToolCallBlock(tool_call_id=c.id, tool_name=c.name, tool_kwargs=dict(c.args))
             for c in turn.tool_calls
+            if c.error is None  # an invalid call of another framework is not a call here
         ]
         if turn.role == "tool" and turn.tool_call_id:
             kwargs["tool_call_id"] = turn.tool_call_id

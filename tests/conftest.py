@@ -27,13 +27,13 @@ def fast_retry() -> RetryPolicy:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_fold_health():
-    """Fold cool-downs are shared per session in a process; tests start from none."""
-    from langchain_recursive_memory.core import memory
+def _fresh_session_caches():
+    """Fold cool-downs and caches are shared per session in a process; tests start clean."""
+    from langchain_recursive_memory.core.cache import clear_caches
 
-    memory._HEALTH.clear()
+    clear_caches()
     yield
-    memory._HEALTH.clear()
+    clear_caches()
 
 
 # -- a real Chroma server (`chroma run`) for the tests marked `server` -----------------------

@@ -270,10 +270,12 @@ def test_event_anchors_are_the_exact_nearest_events(store):
     memory.add(turns)
     memory.flush()
     assert len(memory.events()) == len(topics) > memory.config.retrieval_events
-    state = memory._run(memory._load_steps())
+    from langchain_recursive_memory.core.higmem.state import load_steps, session_index
+
+    state = memory.runner.run(load_steps(memory.scope, session_index(memory.scope)))
     query = "the pottery and sailing afternoons"
     vector = embedder.embed_query(query)
-    chosen = memory._run(memory._top_events_steps(state, query, vector))
+    chosen = memory.runner.run(memory._retriever._top_events_steps(state, query, vector))
     q = np.asarray(vector)
 
     def similarity(event_id: str) -> float:

@@ -7,7 +7,8 @@ import pytest
 from fakes import BagOfWordsEmbedder, FactModel
 
 from langchain_recursive_memory.core import HybridMemory, MemoryStore, RetryPolicy, Turn
-from langchain_recursive_memory.core import memory as memory_module
+from langchain_recursive_memory.core.cache import SessionCache
+from langchain_recursive_memory.core.retrieval import dense
 from langchain_recursive_memory.core.storage import text_hash
 
 FAST = RetryPolicy(attempts=2, initial_delay=0.0, timeout=5.0, cooldown=0.0)
@@ -30,7 +31,7 @@ def hybrid(store: MemoryStore, session: str = "s", **kw: object) -> HybridMemory
 
 def brute_force_order(memory: HybridMemory, query: str, refs: set[str]) -> list[str]:
     """Every archived turn of ``refs``, most similar to ``query`` first (numpy, no cache)."""
-    space = memory._space_name(0)
+    space = memory.space
     records = memory.store.get_vectors(space, "default", memory.session_id, ["turn"])
     records = [r for r in records if r.ref in refs]
     matrix = np.asarray([r.vector for r in records], np.float64)
@@ -119,7 +120,7 @@ def test_a_corrected_fact_is_scored_with_its_new_vector(store: MemoryStore) -> N
         memory.add(filler(i))
     city = next(f for f in memory.facts() if f.key == "user/home_city")
     assert city.text == "The user's home city is Berlin now."
-    space = memory._space_name(0)
+    space = memory.space
     stored = memory.store.get_vectors(space, "default", "s", ["fact"])
     record = memory.store.fact_record_id("default", "s", city)
     assert {r.id: r.text_hash for r in stored}[record] == text_hash(city.text)
@@ -133,9 +134,8 @@ def test_the_vector_cache_keeps_to_its_byte_budget(
     store: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     budget = 80 * 64 * 4  # 80 vectors of 64 floats: about two sessions' archived turns
-    monkeypatch.setattr(memory_module, "VECTOR_CACHE_BYTES", budget)
-    monkeypatch.setattr(memory_module, "_VECTORS", type(memory_module._VECTORS)())
-    monkeypatch.setattr(memory_module, "_vectors_bytes", 0)
+    vectors = SessionCache("test vectors", max_entries=10_000, max_bytes=budget)
+    monkeypatch.setattr(dense, "_VECTORS", vectors)
     memories = [hybrid(store, f"user-{n}", embedder=BagOfWordsEmbedder()) for n in range(6)]
     for n, memory in enumerate(memories):
         memory.add(Turn(role="user", text=f"My locker number is {1000 + n}.", id=f"locker-{n}"))
@@ -145,11 +145,11 @@ def test_the_vector_cache_keeps_to_its_byte_budget(
         for n, memory in enumerate(memories):
             hits = memory.recall("locker number", k=1, kinds=["turn"])
             assert [h.id for h in hits] == [f"locker-{n}"]
-            cached = sum(e.nbytes for e in memory_module._VECTORS.values())
-            assert cached == memory_module._vectors_bytes
+            cached = sum(e.nbytes for _, e in vectors.items())
+            assert cached == vectors.nbytes
             # Within budget, or only the session just read (it is never evicted by itself).
-            assert cached <= budget or len(memory_module._VECTORS) == 1
-            assert 1 <= len(memory_module._VECTORS) < len(memories)
+            assert cached <= budget or len(vectors) == 1
+            assert 1 <= len(vectors) < len(memories)
 
 
 def test_turn_ids_reused_after_clear_are_scored_with_their_new_text(store: MemoryStore) -> None:

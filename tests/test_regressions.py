@@ -16,8 +16,7 @@ from langchain_recursive_memory.core import (
     ToolCall,
     Turn,
 )
-from langchain_recursive_memory.core.facts import parse_combined, parse_facts
-from langchain_recursive_memory.core.summarizer import clean_summary
+from langchain_recursive_memory.core.prompts import clean_summary, parse_combined, parse_facts
 
 FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
 
@@ -101,7 +100,9 @@ def test_a_writer_with_a_slow_clock_still_appends_after_what_it_read(store, monk
     fast.append("default", "s", [Turn(role="assistant", text="A1")], [5], "o200k_base")
     slow.load("default", "s")  # the other server reads the history first
     skewed = real_time.time_ns() - 2_000_000_000  # its clock is 2 s behind
-    monkeypatch.setattr("langchain_recursive_memory.core.store.time.time_ns", lambda: skewed)
+    monkeypatch.setattr(
+        "langchain_recursive_memory.core.storage.turns.time.time_ns", lambda: skewed
+    )
     slow.append("default", "s", [Turn(role="user", text="Q2")], [5], "o200k_base")
     assert [t.turn.text for t in store.turns("default", "s")] == ["Q1", "A1", "Q2"]
 
@@ -135,7 +136,7 @@ def test_another_store_object_notices_a_clear(store):
 
 
 def test_appends_larger_than_chromas_batch_limit(store, monkeypatch):
-    monkeypatch.setattr(store, "_max_batch", 7)
+    monkeypatch.setattr(store._chroma, "max_batch", 7)
     turns = [Turn(role="user", text=f"bulk {i}") for i in range(30)]
     store.append("default", "s", turns, [5] * 30, "o200k_base")
     assert [t.turn.text for t in store.turns("default", "s")] == [f"bulk {i}" for i in range(30)]

@@ -196,10 +196,10 @@ KILLED_FOLD = textwrap.dedent(
     path, marker, where = sys.argv[1:4]
     store = MemoryStore.persistent(path)
     if where == "after-version":
-        original = store._turns.update
+        original = store._turn_log.collection.update
         def die(*args, **kwargs):  # the version is written; its turns are not flagged yet
             os.kill(os.getpid(), signal.SIGKILL)
-        store._turns.update = die
+        store._turn_log.collection.update = die
 
     def slow(prompt):
         if where == "in-llm":

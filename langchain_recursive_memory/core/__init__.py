@@ -27,11 +27,11 @@ from .errors import (
 from .events import Event, EventFact, TurnNote
 from .facts import Fact
 from .higmem import HiGMem, HiGMemConfig, RetrievedTurn
-from .memory import Context, FoldResult, HybridMemory, RecursiveMemory
 from .models import Embedder, FunctionTextModel, TextModel
-from .recall import RecallHit
+from .recursive import Context, ExtractiveSummarizer, FoldResult, HybridMemory, RecursiveMemory
+from .retrieval.hits import RecallHit
 from .runtime.retry import RetryPolicy
-from .store import (
+from .storage import (
     DEFAULT_NAMESPACE,
     MemoryStore,
     SessionInfo,
@@ -40,7 +40,6 @@ from .store import (
     Summary,
     default_path,
 )
-from .summarizer import ExtractiveSummarizer
 from .tokenizer import TokenCounter, encoding_name_for_model, get_encoding
 from .turn import ToolCall, Turn
 from .usage import CountingTextModel, Usage

@@ -14,7 +14,49 @@ from dataclasses import dataclass
 from .errors import ConfigurationError
 from .tokenizer import REPLY_PRIMING_TOKENS, TOKENS_PER_MESSAGE
 
-__all__ = ["SUMMARY_ROLES", "MemoryConfig"]
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_SUMMARY_TOKENS",
+    "RECALL_SHARE",
+    "SUMMARY_ROLES",
+    "MemoryConfig",
+    "recall_share",
+]
+
+DEFAULT_MAX_TOKENS = 2000
+"""The default budget of a context (every memory and adapter)."""
+DEFAULT_SUMMARY_TOKENS = 300
+"""The default cap of the summary."""
+RECALL_SHARE = 4
+"""A hybrid memory reserves ``max_tokens // RECALL_SHARE`` for recall by default."""
+MIN_WINDOW_TOKENS = 16
+"""Fewest tokens a configuration must leave for the window of messages."""
+MIN_SUMMARY_TOKENS = 16
+"""Smallest summary cap (and longest-message cap of a prompt): a sentence or two."""
+MIN_FOLD_CHUNK_TOKENS = 64
+"""Smallest summarizer call of a fold."""
+MIN_RECALL_ITEM_TOKENS = 8
+"""Shortest cut of a recalled item."""
+
+
+def recall_share(max_tokens: int, recall_tokens: int | None, *, hybrid: bool) -> int:
+    """The one rule for the recall share of ``max_tokens``, used by every memory and adapter.
+
+    An explicit ``recall_tokens`` wins. Otherwise a *hybrid* memory (one that extracts
+    facts or has an embedder, or a :class:`~.recursive.HybridMemory`) reserves a quarter of
+    ``max_tokens`` for the facts and turns recalled for the current question; any other
+    memory reserves nothing.
+
+    Example:
+        >>> recall_share(2000, None, hybrid=True), recall_share(2000, None, hybrid=False)
+        (500, 0)
+        >>> recall_share(2000, 300, hybrid=False)
+        300
+    """
+    if recall_tokens is not None:
+        return recall_tokens
+    return max_tokens // RECALL_SHARE if hybrid else 0
+
 
 SUMMARY_ROLES = ("user", "assistant", "system")
 # A summary message also carries its role (at most 2 tokens in both encodings), the prefix
@@ -54,8 +96,8 @@ class MemoryConfig:
             summary cap that leaves no room for any message).
     """
 
-    max_tokens: int = 2000
-    max_summary_tokens: int = 300
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    max_summary_tokens: int = DEFAULT_SUMMARY_TOKENS
     max_messages: int | None = None
     keep_tokens: int | None = None
     keep_messages: int | None = None
@@ -75,11 +117,11 @@ class MemoryConfig:
                 raise ConfigurationError.for_value(name, value, f"must be an integer >= {minimum}")
 
         positive("max_tokens", self.max_tokens)
-        positive("max_summary_tokens", self.max_summary_tokens, 16)
-        positive("fold_chunk_tokens", self.fold_chunk_tokens, 64)
-        positive("max_prompt_message_tokens", self.max_prompt_message_tokens, 16)
+        positive("max_summary_tokens", self.max_summary_tokens, MIN_SUMMARY_TOKENS)
+        positive("fold_chunk_tokens", self.fold_chunk_tokens, MIN_FOLD_CHUNK_TOKENS)
+        positive("max_prompt_message_tokens", self.max_prompt_message_tokens, MIN_SUMMARY_TOKENS)
         positive("recall_tokens", self.recall_tokens, 0)
-        positive("recall_item_tokens", self.recall_item_tokens, 8)
+        positive("recall_item_tokens", self.recall_item_tokens, MIN_RECALL_ITEM_TOKENS)
         if self.max_messages is not None:
             positive("max_messages", self.max_messages, 2)
         if self.keep_messages is not None:
@@ -94,7 +136,7 @@ class MemoryConfig:
             raise ConfigurationError.for_value(
                 "summary_role", self.summary_role, f"must be one of {SUMMARY_ROLES}"
             )
-        minimum_window = 16
+        minimum_window = MIN_WINDOW_TOKENS
         if self.window_budget < minimum_window:
             raise ConfigurationError.for_value(
                 "max_summary_tokens",

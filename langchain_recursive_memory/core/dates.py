@@ -16,7 +16,14 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 
-__all__ = ["date_matches", "parse_date", "parse_datetime", "question_dates"]
+__all__ = [
+    "date_matches",
+    "format_time",
+    "parse_date",
+    "parse_datetime",
+    "question_dates",
+    "utc_date",
+]
 
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 _MON = (
@@ -25,7 +32,7 @@ _MON = (
 )
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"((?:19|20)\d\d)"
-_TIME = r"(\d{1,2}):(\d\d)\s*([ap]\.?m\.?)?"
+_TIME = r"(?P<hour>\d{1,2}):(?P<minute>\d\d)\s*(?P<meridian>[ap]\.?m\.?)?"
 # Month names that are also common words: ignored when alone (no day, no year).
 _AMBIGUOUS = {"may", "mar", "march"}
 
@@ -33,8 +40,34 @@ DateMention = tuple[int | None, int | None, int | None]
 """``(year, month, day)``, each None when the text does not say."""
 
 
+def format_time(ts: float | None) -> str:
+    """``"YYYY-MM-DD HH:MM"`` (UTC) of seconds since the epoch; ``""`` for None.
+
+    Example:
+        >>> format_time(0.0), format_time(None)
+        ('1970-01-01 00:00', '')
+    """
+    if ts is None:
+        return ""
+    return dt.datetime.fromtimestamp(ts, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
+
+
+def utc_date(ts: float | None) -> dt.date | None:
+    """The UTC calendar date of seconds since the epoch, or None."""
+    if ts is None:
+        return None
+    return dt.datetime.fromtimestamp(ts, tz=dt.timezone.utc).date()
+
+
+_ABBREVIATION = 3
+"""Letters that name a month (``"sep"`` of ``"September"``)."""
+_HOURS = 24
+_NOON = 12
+_MONTHS_IN_YEAR = 12
+
+
 def _month(name: str) -> int:
-    return _MONTHS.index(name.lower()[:3]) + 1
+    return _MONTHS.index(name.lower()[:_ABBREVIATION]) + 1
 
 
 def parse_date(text: str) -> dt.date | None:
@@ -68,11 +101,11 @@ def parse_datetime(text: str) -> dt.datetime | None:
     m = re.search(_TIME, text or "", re.I)
     hour = minute = 0
     if m:
-        hour, minute = int(m.group(1)) % 24, int(m.group(2))
-        meridian = (m.group(3) or "").lower().replace(".", "")
-        if meridian == "pm" and hour < 12:
-            hour += 12
-        elif meridian == "am" and hour == 12:
+        hour, minute = int(m.group("hour")) % _HOURS, int(m.group("minute"))
+        meridian = (m.group("meridian") or "").lower().replace(".", "")
+        if meridian == "pm" and hour < _NOON:
+            hour += _NOON
+        elif meridian == "am" and hour == _NOON:
             hour = 0
     return dt.datetime(day.year, day.month, day.day, hour, minute)
 
@@ -142,7 +175,7 @@ def date_matches(
                 return True
         else:
             start = dt.date(yy, month, 1)
-            end = dt.date(yy + (month == 12), month % 12 + 1, 1)
+            end = dt.date(yy + (month == _MONTHS_IN_YEAR), month % _MONTHS_IN_YEAR + 1, 1)
             if start <= date < end + dt.timedelta(days=tolerance_days):
                 return True
     return False

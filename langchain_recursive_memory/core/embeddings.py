@@ -33,6 +33,9 @@ from .models import Embedder
 __all__ = ["ChromaEmbedder", "LlamaIndexEmbedder", "embedder_name", "resolve_embedder"]
 
 logger = logging.getLogger("langchain_recursive_memory")
+
+NAME_CHARS = 40
+"""Longest embedder name (it names a Chroma collection: at most 60 characters in all)."""
 _logged: set[str] = set()
 
 
@@ -145,4 +148,4 @@ def embedder_name(embedder: Any) -> str:
             parts.append(value.rsplit("/", 1)[-1])
             break
     slug = re.sub(r"[^a-z0-9]+", "-", "-".join(parts).lower()).strip("-")
-    return slug[:40] or "embedder"
+    return slug[:NAME_CHARS] or "embedder"

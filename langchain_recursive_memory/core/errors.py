@@ -41,9 +41,15 @@ __all__ = [
 ]
 
 
-def _short(value: Any, limit: int = 80) -> str:
+SHOWN_VALUE_CHARS = 80
+"""Longest rendering of a bad value in an error message (longer ones end in ``...``)."""
+
+
+def _short(value: Any) -> str:
     text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    if len(text) <= SHOWN_VALUE_CHARS:
+        return text
+    return text[: SHOWN_VALUE_CHARS - len("...")] + "..."
 
 
 class RecursiveMemoryError(Exception):

@@ -7,11 +7,10 @@
   facts link to turn ids, key entities, keywords and tags. Links go both ways: an event
   lists its turn ids, a turn node lists its event ids.
 
-Without an LLM (:func:`segment_events`), events are the conversation's sessions: a new
-session starts with an explicit session label (``Turn.extra["session"]``, as LoCoMo
-transcripts have) or after ``session_gap`` seconds of silence, and a session longer than
-``max_event_turns`` is split. Their summaries are extractive: date, speakers, and the
-session's most distinctive keywords (by BM25 idf against the whole conversation).
+Segments (:func:`segment_labels`) are the conversation's sessions: a new one starts with an
+explicit session label (``Turn.extra["session"]``, as LoCoMo transcripts have) or after
+``session_gap`` seconds of silence, and a session longer than ``max_event_turns`` is split.
+Without an LLM, HiGMem's events are the segments (:mod:`.higmem.notes`).
 
 Example:
     >>> from langchain_recursive_memory.core.events import Event
@@ -23,17 +22,24 @@ Example:
 from __future__ import annotations
 
 import json
-import math
 import time
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
-from .recall import word_stems
+__all__ = [
+    "DEFAULT_MAX_EVENT_TURNS",
+    "DEFAULT_SESSION_GAP",
+    "Event",
+    "EventFact",
+    "TurnNote",
+    "segment_labels",
+]
 
-__all__ = ["Event", "EventFact", "TurnNote", "segment_events", "segment_labels"]
+DEFAULT_SESSION_GAP = 1800.0
+"""Seconds of silence that start a new segment (a conversation session)."""
+DEFAULT_MAX_EVENT_TURNS = 40
+"""Longest segment; a longer session is split (LoCoMo sessions have 16-30 turns)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,61 +227,3 @@ def segment_labels(
         if ts is not None:
             previous_time = ts
     return out
-
-
-def _when(ts: float | None) -> str:
-    if ts is None:
-        return ""
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d")
-
-
-def segment_events(
-    notes: Sequence[TurnNote], texts: Mapping[str, str], *, keywords: int = 8
-) -> list[Event]:
-    """Build one event per segment without an LLM (ids ``"seg:<segment>"``).
-
-    The summary says when, who, and the segment's most distinctive keywords (term
-    frequency in the segment times inverse document frequency over the segments).
-    """
-    by_segment: dict[str, list[TurnNote]] = {}
-    for note in notes:
-        by_segment.setdefault(note.segment, []).append(note)
-    surface: dict[str, Counter[str]] = {}
-    counts: dict[str, Counter[str]] = {}
-    for seg, group in by_segment.items():
-        c: Counter[str] = Counter()
-        for note in group:
-            for stem, word in word_stems(texts.get(note.turn_id, "")):
-                if len(word) > 2 and not word.isdigit():
-                    c[stem] += 1
-                    surface.setdefault(stem, Counter())[word] += 1
-        counts[seg] = c
-    df: Counter[str] = Counter()
-    for c in counts.values():
-        df.update(c.keys())
-    total = max(len(counts), 1)
-    events = []
-    now = time.time()
-    for seg, group in by_segment.items():
-        c = counts[seg]
-        best = sorted(c, key=lambda w: (-c[w] * math.log(1 + total / df[w]), w))[:keywords]
-        ranked = [surface[stem].most_common(1)[0][0] for stem in best]
-        speakers = list(dict.fromkeys(n.speaker for n in group if n.speaker))
-        when = _when(group[0].timestamp)
-        summary = (
-            f"{'On ' + when + ', ' if when else ''}{' and '.join(speakers) or 'the speakers'} "
-            f"talked about {', '.join(ranked) or 'various things'} ({len(group)} turns)."
-        )
-        events.append(
-            Event(
-                id=f"seg:{seg}",
-                summary=summary,
-                keywords=tuple(ranked),
-                entities=tuple(speakers),
-                turn_ids=tuple(n.turn_id for n in group),
-                method="segment",
-                created_at=now,
-                updated_at=now,
-            )
-        )
-    return events

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from .dates import parse_datetime
 from .errors import InvalidInputError
-from .store import StoredTurn
+from .storage import StoredTurn
 from .turn import ROLES, Turn
 
 __all__ = ["ingest", "locomo_sessions", "locomo_turns", "read_jsonl", "turns_from_dicts"]

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Embedder", "FunctionTextModel", "TextModel"]
+from .errors import ConfigurationError, EmbeddingError
+
+__all__ = ["Embedder", "FunctionTextModel", "TextModel", "resolve_model"]
 
 
 @runtime_checkable
@@ -89,14 +91,32 @@ class FunctionTextModel:
         return await asyncio.to_thread(self._fn, prompt)
 
 
+def resolve_model(
+    obj: Any, native: type, wrap: Callable[[Any], TextModel], *, accepted: str
+) -> TextModel | None:
+    """What a user passes as ``llm``, as a :class:`TextModel` (or None).
+
+    None, a framework model (an instance of ``native``, wrapped), or a ``TextModel``
+    already. The framework's type is checked first: its models also have ``complete``.
+
+    Raises:
+        ConfigurationError: For anything else (``accepted`` says what is).
+    """
+    if obj is None:
+        return None
+    if isinstance(obj, native):
+        return wrap(obj)
+    if isinstance(obj, TextModel):
+        return obj
+    raise ConfigurationError.for_value("llm", obj, f"must be None, {accepted}")
+
+
 def check_vectors(vectors: Sequence[Sequence[float]], expected: int) -> list[list[float]]:
     """Return ``vectors`` as lists of floats, checking their count and common dimension.
 
     Raises:
         EmbeddingError: On a count mismatch, an empty vector or mixed dimensions.
     """
-    from .errors import EmbeddingError
-
     out = [[float(x) for x in v] for v in vectors]
     if len(out) != expected:
         raise EmbeddingError(f"the embedder returned {len(out)} vectors for {expected} texts")

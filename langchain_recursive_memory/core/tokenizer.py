@@ -53,6 +53,13 @@ REPLY_PRIMING_TOKENS = 3
 TOKENS_PER_TOOL_CALL = 3
 DEFAULT_MEDIA_TOKENS = 765
 
+COUNT_CACHE = 65536
+"""Distinct long texts whose counts a counter memoises."""
+CACHED_TEXT_CHARS = 64
+"""Shorter texts are counted each time (encoding them costs less than hashing)."""
+CUT_SEARCH_SHARE = 0.25
+"""A cut looks for a sentence or word end within the last quarter of the allowed text."""
+
 _CALL_BLOCK_TYPES = frozenset({"tool_call", "tool_use", "function_call", "tool-call"})
 # A string this long made only of base64 / data-URL characters is a media payload.
 _PAYLOAD_CHARS = 2000
@@ -199,7 +206,7 @@ class TokenCounter:
         self.encoding_name = encoding or encoding_name_for_model(model)
         self._encoding = get_encoding(self.encoding_name)
         self.media_tokens = media_tokens
-        self._cached_count = lru_cache(maxsize=65536)(self._count_uncached)
+        self._cached_count = lru_cache(maxsize=COUNT_CACHE)(self._count_uncached)
 
     def __repr__(self) -> str:
         return f"TokenCounter(model={self.model!r}, encoding={self.encoding_name!r})"
@@ -216,7 +223,7 @@ class TokenCounter:
         """Return the number of tokens of ``text`` (special tokens counted as text)."""
         if not text:
             return 0
-        if len(text) < 64:
+        if len(text) < CACHED_TEXT_CHARS:
             return self._count_uncached(text)
         return self._cached_count(text)
 
@@ -234,7 +241,7 @@ class TokenCounter:
         head = self._encoding.decode(tokens[:max_tokens])
         # decode may end in a partial multi-byte character shown as U+FFFD: drop it.
         head = head.rstrip("\ufffd")
-        floor = int(len(head) * 0.75)
+        floor = int(len(head) * (1 - CUT_SEARCH_SHARE))
         for marks in ((". ", "! ", "? ", ".\n", "!\n", "?\n"), (" ", "\n")):
             cut = max(head.rfind(m) for m in marks)
             if cut >= floor:

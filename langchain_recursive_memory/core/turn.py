@@ -43,20 +43,33 @@ class ToolCall:
         name: The tool's name.
         args: The call's arguments, JSON-serializable.
         id: The provider's call id, which the tool result turn refers to.
+        error: Why the call is invalid (its arguments were malformed or truncated), or
+            None. An invalid call is never executed, but providers are sent it and want
+            a result for it: the context shows one if none was stored.
     """
 
     name: str
     args: Mapping[str, Any] = field(default_factory=dict)
     id: str | None = None
+    error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serializable dict."""
-        return {"name": self.name, "args": dict(self.args), "id": self.id}
+        data = {"name": self.name, "args": dict(self.args), "id": self.id}
+        if self.error is not None:
+            data["error"] = self.error
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolCall:
         """Build a call from :meth:`to_dict` output."""
-        return cls(name=str(data["name"]), args=dict(data.get("args") or {}), id=data.get("id"))
+        error = data.get("error")
+        return cls(
+            name=str(data["name"]),
+            args=dict(data.get("args") or {}),
+            id=data.get("id"),
+            error=str(error) if error is not None else None,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +108,11 @@ class Turn:
             raise InvalidInputError.for_value("text", self.text, "must be a str")
         if self.id is not None and (not isinstance(self.id, str) or not self.id):
             raise InvalidInputError.for_value("id", self.id, "must be a non-empty str or None")
+
+    @property
+    def speaker(self) -> str:
+        """Who spoke: the participant name when set, else the role."""
+        return self.name or self.role
 
     @property
     def has_tool_calls(self) -> bool:

@@ -21,7 +21,10 @@ from dataclasses import dataclass
 from .models import TextModel
 from .tokenizer import TokenCounter
 
-__all__ = ["CountingTextModel", "ModelText", "Usage", "UsageRecord"]
+__all__ = ["TOKENS_PER_PRICE_UNIT", "CountingTextModel", "ModelText", "Usage", "UsageRecord"]
+
+TOKENS_PER_PRICE_UNIT = 1_000_000
+"""Providers price tokens per million."""
 
 
 class ModelText(str):
@@ -80,7 +83,7 @@ class Usage:
         """Return the cost at the given list prices (per million tokens)."""
         return (
             self.input_tokens * input_per_million + self.output_tokens * output_per_million
-        ) / 1e6
+        ) / TOKENS_PER_PRICE_UNIT
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,50 @@
-"""How the engines talk to the outside world: effects, their runner, retries, background folds.
+"""How the engines talk to the outside world: typed effects, the runner, retries.
 
 The engines' operations are written once, as generators of typed effects
-(:mod:`.effects`); a :class:`~.runner.Runner` that each engine holds performs them with
-blocking calls or with ``await``, applying one retry path (:mod:`.retry`) to model and
-embedding calls.
+(:mod:`.effects`); the :class:`~.runner.Runner` each engine holds performs them with
+blocking calls or with ``await``, with one retry path (:mod:`.retry`) for model and
+embedding calls. Background folds run on :mod:`.background`.
+
+Example:
+    >>> from langchain_recursive_memory.core.runtime import Runner, store_call
+    >>> def steps():
+    ...     value = yield from store_call(lambda: 41)
+    ...     return value + 1
+    >>> Runner().run(steps())
+    42
 """
 
-from .retry import RetryPolicy
+from .effects import (
+    EmbedCall,
+    Gather,
+    ModelCall,
+    Steps,
+    StoreCall,
+    complete,
+    embed_documents,
+    embed_query,
+    first_error,
+    gather,
+    store_call,
+)
+from .retry import Retrying, RetryPolicy, acall_with_timeout, call_with_timeout
+from .runner import Runner
 
-__all__ = ["RetryPolicy"]
+__all__ = [
+    "EmbedCall",
+    "Gather",
+    "ModelCall",
+    "RetryPolicy",
+    "Retrying",
+    "Runner",
+    "Steps",
+    "StoreCall",
+    "acall_with_timeout",
+    "call_with_timeout",
+    "complete",
+    "embed_documents",
+    "embed_query",
+    "first_error",
+    "gather",
+    "store_call",
+]

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ..facts import Fact
 from .keys import Scope, fact_record_id
-from .repository import Repository, placeholders
+from .repository import Repository
 
 __all__ = ["FactTable"]
 
@@ -33,16 +33,6 @@ class FactTable(Repository):
 
     def put(self, scope: Scope, facts: Sequence[Fact]) -> None:
         """Write (or overwrite) facts, each under its key's record id."""
-        if not facts:
-            return
-        ids = self.ids(scope, facts)
-        metas = [{**scope.metadata(), **f.to_metadata()} for f in facts]
-        self.chroma.call(
-            "write facts",
-            lambda: self.collection.upsert(
-                ids=ids,
-                documents=[f.text for f in facts],
-                metadatas=metas,
-                embeddings=placeholders(len(ids)),
-            ),
-        )
+        docs = [f.text for f in facts]
+        metas = [f.to_metadata() for f in facts]
+        self.upsert("write facts", scope, self.ids(scope, facts), docs, metas)

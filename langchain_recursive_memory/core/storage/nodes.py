@@ -2,64 +2,73 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Generic, TypeVar
 
 from ..events import Event, TurnNote
 from .keys import Scope, event_record_id, turn_node_id
-from .repository import Repository, placeholders
+from .repository import Repository
 
 __all__ = ["EventNodes", "TurnNodes"]
 
+N = TypeVar("N", TurnNote, Event)
 
-class TurnNodes(Repository):
+
+class _Nodes(Repository, Generic[N]):
+    """A collection of nodes: written whole (upserted), read per session."""
+
+    def _record_id(self, skey: str, node: N) -> str:
+        raise NotImplementedError
+
+    def _document(self, node: N) -> str:
+        raise NotImplementedError
+
+    def _decode(self, document: str, meta: Mapping[str, Any]) -> N:
+        raise NotImplementedError
+
+    def put(self, scope: Scope, nodes: Sequence[N]) -> None:
+        """Write (or overwrite) nodes."""
+        ids = [self._record_id(scope.key, n) for n in nodes]
+        docs = [self._document(n) for n in nodes]
+        self.upsert(f"write {self.label}", scope, ids, docs, [n.to_metadata() for n in nodes])
+
+    def get(self, scope: Scope) -> list[N]:
+        """Return the session's nodes (in no particular order)."""
+        rows = self.read(f"read {self.label}", scope, where=scope.where)
+        return [self._decode(d, m) for d, m in rows]
+
+
+class TurnNodes(_Nodes[TurnNote]):
     """The ``{prefix}_hg_turns`` collection: one annotation per logged turn."""
 
     name = "hg_turns"
     label = "turn nodes"
 
-    def put(self, scope: Scope, notes: Sequence[TurnNote]) -> None:
-        """Write (or overwrite) turn nodes."""
-        if not notes:
-            return
-        self.chroma.call(
-            "write turn nodes",
-            lambda: self.collection.upsert(
-                ids=[turn_node_id(scope.key, n.turn_id) for n in notes],
-                documents=[n.context for n in notes],
-                metadatas=[{**scope.metadata(), **n.to_metadata()} for n in notes],
-                embeddings=placeholders(len(notes)),
-            ),
-        )
+    def _record_id(self, skey: str, node: TurnNote) -> str:
+        return turn_node_id(skey, node.turn_id)
 
-    def get(self, scope: Scope) -> list[TurnNote]:
-        """Return the session's turn nodes (in no particular order)."""
-        rows = self.read("read turn nodes", scope, where=scope.where)
-        return [TurnNote.from_metadata(d, m) for d, m in rows]
+    def _document(self, node: TurnNote) -> str:
+        return node.context
+
+    def _decode(self, document: str, meta: Mapping[str, Any]) -> TurnNote:
+        return TurnNote.from_metadata(document, meta)
 
 
-class EventNodes(Repository):
+class EventNodes(_Nodes[Event]):
     """The ``{prefix}_hg_events`` collection: event summaries and their fact sheets."""
 
     name = "hg_events"
     label = "events"
 
-    def put(self, scope: Scope, events: Sequence[Event]) -> None:
-        """Write (or overwrite) event nodes."""
-        if not events:
-            return
-        self.chroma.call(
-            "write events",
-            lambda: self.collection.upsert(
-                ids=[event_record_id(scope.key, e.id) for e in events],
-                documents=[e.summary for e in events],
-                metadatas=[{**scope.metadata(), **e.to_metadata()} for e in events],
-                embeddings=placeholders(len(events)),
-            ),
-        )
+    def _record_id(self, skey: str, node: Event) -> str:
+        return event_record_id(skey, node.id)
+
+    def _document(self, node: Event) -> str:
+        return node.summary
+
+    def _decode(self, document: str, meta: Mapping[str, Any]) -> Event:
+        return Event.from_metadata(document, meta)
 
     def get(self, scope: Scope) -> list[Event]:
         """Return the session's event nodes, oldest first."""
-        rows = self.read("read events", scope, where=scope.where)
-        out = [Event.from_metadata(d, m) for d, m in rows]
-        out.sort(key=lambda e: (e.created_at, e.id))
-        return out
+        return sorted(super().get(scope), key=lambda e: (e.created_at, e.id))

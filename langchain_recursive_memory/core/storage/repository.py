@@ -7,7 +7,7 @@ that hold no vectors).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar
 
@@ -64,6 +64,35 @@ class Repository:
             for d, m in zip(got["documents"] or [], got["metadatas"] or [], strict=True)
             if scope.owns(m)
         ]
+
+    def upsert(
+        self,
+        what: str,
+        scope: Scope,
+        ids: Sequence[str],
+        documents: Sequence[str],
+        metadatas: Sequence[Mapping[str, Any]],
+    ) -> None:
+        """Write (or overwrite) records of ``scope`` (their metadata gets the scope's keys).
+
+        Args:
+            what: What the write does, for the error message.
+            scope: The session.
+            ids: The record ids.
+            documents: Their documents.
+            metadatas: Their metadata (beside the scope's).
+        """
+        if not ids:
+            return
+        self.chroma.call(
+            what,
+            lambda: self.collection.upsert(
+                ids=list(ids),
+                documents=list(documents),
+                metadatas=[{**scope.metadata(), **m} for m in metadatas],
+                embeddings=placeholders(len(ids)),
+            ),
+        )
 
     def record_ids(self, scope: Scope) -> list[str]:
         """Return the ids of the session's records (cheap: no documents)."""

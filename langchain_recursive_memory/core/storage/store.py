@@ -327,6 +327,15 @@ class MemoryStore:
 
     # -- HiGMem turn nodes and event nodes (derived: rebuildable from the log) -------------
 
+    def vector_spaces(self) -> list[str]:
+        """The vector collections (one per embedder) this store has, by space name."""
+        return self._vector_spaces.spaces()
+
+    def count_vectors(self, space: str) -> int:
+        """How many vector records the ``space`` collection holds (every session)."""
+        col = self._vector_spaces.collection(space)
+        return int(self._chroma.call("count vectors", col.count))
+
     def put_notes(self, namespace: str, session_id: str, notes: Sequence[TurnNote]) -> None:
         """Write (or overwrite) turn nodes."""
         self._notes.put(Scope.of(namespace, session_id), notes)
@@ -403,25 +412,3 @@ class MemoryStore:
         self._usage.clear(scope)
         self._vector_spaces.clear(scope)
         self._sessions.clear(scope)  # last: a session stays listed until all else is gone
-
-    # -- private, for callers that still reach in: tests patch _turns and _max_batch,
-    # benchmarks/overhead.py reads _vectors and _vector_collection. Not API.
-
-    @property
-    def _turns(self) -> Any:
-        return self._turn_log.collection
-
-    @property
-    def _max_batch(self) -> int:
-        return self._chroma.max_batch
-
-    @_max_batch.setter
-    def _max_batch(self, value: int) -> None:
-        self._chroma.max_batch = value
-
-    @property
-    def _vectors(self) -> dict[str, Any]:
-        return self._vector_spaces.collections
-
-    def _vector_collection(self, space: str) -> Any:
-        return self._vector_spaces.collection(space)

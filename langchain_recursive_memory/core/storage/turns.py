@@ -29,10 +29,14 @@ from .records import StoredTurn
 from .repository import Repository, placeholders
 
 __all__ = [
+    "SCAN_PAGE",
     "TurnLog",
     "turn_from_record",
     "turn_metadata",
 ]
+
+SCAN_PAGE = 5000
+"""Records per read of the activity scan over the whole log (Chroma's batch is ~5,461)."""
 
 
 def turn_metadata(scope: Scope, s: StoredTurn) -> dict[str, Any]:
@@ -211,7 +215,7 @@ class TurnLog(Repository):
         """
         where = namespace_filter(namespace)
         latest: dict[tuple[str, str], float] = {}
-        page = max(1, min(self.chroma.batch_size(), 5000))
+        page = max(1, min(self.chroma.batch_size(), SCAN_PAGE))
         offset = 0
         while True:
             got = self.chroma.call(

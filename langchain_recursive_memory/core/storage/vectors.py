@@ -22,7 +22,11 @@ from .keys import (
 )
 from .records import VectorRecord
 
-__all__ = ["VectorSpaces"]
+__all__ = ["EF_SEARCH", "VectorSpaces"]
+
+EF_SEARCH = 200
+"""HNSW search breadth of the vector collections (Chroma's default of 10 gave poor recall on
+unstructured vectors at 100k records; see DESIGN.md and ``benchmarks/overhead.py``)."""
 
 
 def _vector_records(got: Any, scope: Scope) -> list[VectorRecord]:
@@ -64,7 +68,7 @@ class VectorSpaces:
             validate_space(space)
             name = collection_name(self.prefix, vector_collection_name(space))
             col = self.chroma.collection(
-                name, configuration={"hnsw": {"space": "cosine", "ef_search": 200}}
+                name, configuration={"hnsw": {"space": "cosine", "ef_search": EF_SEARCH}}
             )
             self.collections[space] = col
         return col
@@ -143,15 +147,18 @@ class VectorSpaces:
             if scope.owns(m)
         ]
 
-    def _open_all(self) -> list[Any]:
-        """Open every vector collection of the prefix (those other store objects made too)."""
+    def spaces(self) -> list[str]:
+        """The space names of every vector collection of the prefix, each opened.
+
+        Collections other store objects made are found too.
+        """
         start = collection_name(self.prefix, vector_collection_name(""))
         for name in self.chroma.collection_names():
             if name.startswith(start):
                 self.collection(name[len(start) :])
-        return list(self.collections.values())
+        return sorted(self.collections)
 
     def clear(self, scope: Scope) -> None:
         """Delete the session's vectors in every space."""
-        for col in self._open_all():
+        for col in [self.collection(space) for space in self.spaces()]:
             self.chroma.call("delete the session's vectors", partial(col.delete, where=scope.where))

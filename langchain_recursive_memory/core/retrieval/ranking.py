@@ -19,7 +19,7 @@ On the LoCoMo dev split this reaches evidence recall 0.80 at 8 turns with all-Mi
 adaptive cut-offs never beat a fixed ``k``.
 
 Example:
-    >>> from langchain_recursive_memory.core.ranking import RankedTurn, TurnRanker
+    >>> from langchain_recursive_memory.core.retrieval.ranking import RankedTurn, TurnRanker
     >>> turns = [
     ...     RankedTurn("1", "Ada", "Where did you go last week?", "s1"),
     ...     RankedTurn("2", "Bob", "To Lisbon, with my sister.", "s1"),
@@ -35,12 +35,11 @@ import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
-from .dates import date_matches, question_dates
-from .recall import tokenize
+from ..dates import date_matches, question_dates
+from .lexical import LexicalIndex, tokenize
 
 __all__ = ["RankedTurn", "RankerParams", "TurnRanker", "minmax", "window_texts"]
 
@@ -96,35 +95,11 @@ def window_texts(turns: Sequence[RankedTurn], radius: int) -> list[str]:
 
 def minmax(x: np.ndarray) -> np.ndarray:
     """Min-max normalise to [0, 1]; all-equal values map to 1 when positive, else 0."""
-    return _minmax(x)
-
-
-def _minmax(x: np.ndarray) -> np.ndarray:
     lo, hi = float(x.min()), float(x.max())
     if hi > lo:
         return (x - lo) / (hi - lo)
     # All equal (one turn, or no discrimination): a positive signal stays a signal.
     return (x > 0).astype(x.dtype)
-
-
-class _Bm25:
-    def __init__(self, texts: Sequence[str], k1: float, b: float) -> None:
-        import bm25s
-
-        self.size = len(texts)
-        tokens = [tokenize(t) for t in texts]
-        self.model: Any = None
-        if any(tokens):
-            self.model = bm25s.BM25(k1=k1, b=b, method="lucene")
-            self.model.index(tokens, show_progress=False)
-
-    def scores(self, terms: list[str]) -> np.ndarray:
-        if self.model is None or not terms:
-            return np.zeros(self.size, np.float32)
-        known = [t for t in terms if t in self.model.vocab_dict]
-        if not known:
-            return np.zeros(self.size, np.float32)
-        return np.asarray(self.model.get_scores(known), np.float32)
 
 
 @dataclass
@@ -145,9 +120,9 @@ class TurnRanker:
 
     def __post_init__(self) -> None:
         p = self.params
-        self._turn_index = _Bm25([t.line for t in self.turns], p.k1, p.b)
+        self._turn_index = LexicalIndex([t.line for t in self.turns], k1=p.k1, b=p.b)
         self._window_index = (
-            _Bm25(window_texts(self.turns, p.bm25_radius), p.k1, p.b)
+            LexicalIndex(window_texts(self.turns, p.bm25_radius), k1=p.k1, b=p.b)
             if p.w_bm25_window > 0
             else None
         )
@@ -165,9 +140,9 @@ class TurnRanker:
     def lexical_order(self, question: str) -> list[str]:
         """Turn ids with a positive lexical score, best first."""
         terms = tokenize(question)
-        raw = self._turn_index.scores(terms)
+        raw = self._turn_index.term_scores(terms)
         if self._window_index is not None:
-            raw = raw + self._window_index.scores(terms)
+            raw = raw + self._window_index.term_scores(terms)
         order = np.argsort(-raw, kind="stable")
         return [self.turns[i].id for i in order if raw[i] > 0]
 
@@ -188,17 +163,17 @@ class TurnRanker:
         if n == 0:
             return np.zeros(0, np.float32)
         terms = tokenize(question)
-        lexical = (1 - p.w_bm25_window) * _minmax(self._turn_index.scores(terms))
+        lexical = (1 - p.w_bm25_window) * minmax(self._turn_index.term_scores(terms))
         if self._window_index is not None:
-            lexical = lexical + p.w_bm25_window * _minmax(self._window_index.scores(terms))
+            lexical = lexical + p.w_bm25_window * minmax(self._window_index.term_scores(terms))
         if dense is not None and not np.all(np.isnan(dense)):
             filled = np.where(np.isnan(dense), np.nanmin(dense), dense)
-            score = (1 - p.w_dense) * lexical + p.w_dense * _minmax(filled.astype(np.float32))
+            score = (1 - p.w_dense) * lexical + p.w_dense * minmax(filled.astype(np.float32))
         elif self.vectors is not None and query_vector is not None:
             q = np.asarray(query_vector, np.float32)
             q = q / (np.linalg.norm(q) or 1.0)
             windows = sum(
-                _minmax(np.asarray(self.vectors[r], np.float32) @ q) for r in p.dense_radii
+                minmax(np.asarray(self.vectors[r], np.float32) @ q) for r in p.dense_radii
             ) / len(p.dense_radii)
             score = (1 - p.w_dense) * lexical + p.w_dense * windows
         else:

@@ -6,7 +6,7 @@ not one per call. The worker thread is a daemon: the process never waits for it 
 (an interrupted fold is harmless: versions are compare-and-set and crash-safe).
 
 Example:
-    >>> from langchain_recursive_memory.core.background import BackgroundFolds
+    >>> from langchain_recursive_memory.core.runtime.background import BackgroundFolds
     >>> runs = []
     >>> folds = BackgroundFolds()
     >>> folds.submit(lambda: runs.append(1))

@@ -1,0 +1,178 @@
+"""The one builder: adapter options in, a recursive or hybrid memory out.
+
+Every adapter (the LangChain chat history and agent middleware, the LlamaIndex memories,
+the command line) accepts the same options and builds its engine here, so one rule holds
+everywhere:
+
+* the store is given by *one* of ``path`` (an embedded persistent store, default
+  location when all are None), ``client`` (any chromadb client) or ``store``
+  (:func:`open_store`);
+* the recall share is :func:`~.config.recall_share`: an explicit ``recall_tokens`` wins;
+  otherwise a memory that extracts facts or has an embedder (a *hybrid* memory) reserves
+  a quarter of ``max_tokens`` for recall, any other none;
+* ``summary_role`` accepts LangChain's names too (``"human"``, ``"ai"``).
+
+Example:
+    >>> from langchain_recursive_memory.core import MemoryStore
+    >>> from langchain_recursive_memory.core.builder import MemoryOptions, build_memory
+    >>> memory = build_memory("s", MemoryOptions(max_tokens=800, extract_facts=True),
+    ...                       store=MemoryStore.in_memory())
+    >>> type(memory).__name__, memory.config.recall_tokens
+    ('HybridMemory', 200)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from os import PathLike
+from typing import TYPE_CHECKING, Any
+
+from typing_extensions import TypedDict
+
+from .config import DEFAULT_MAX_TOKENS, DEFAULT_SUMMARY_TOKENS, MemoryConfig, recall_share
+from .errors import ConfigurationError
+from .models import TextModel
+from .recursive.memory import HybridMemory, RecursiveMemory
+from .runtime.retry import RetryPolicy
+from .storage import DEFAULT_NAMESPACE, MemoryStore
+from .usage import UsageRecord
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+
+__all__ = ["ROLE_ALIASES", "MemoryKwargs", "MemoryOptions", "build_memory", "open_store"]
+
+ROLE_ALIASES = {"human": "user", "ai": "assistant"}
+"""LangChain's role names, accepted as ``summary_role``."""
+
+
+def open_store(
+    *,
+    path: str | PathLike[str] | None = None,
+    client: ClientAPI | None = None,
+    store: MemoryStore | None = None,
+) -> MemoryStore:
+    """The store of one of ``path``, ``client`` or ``store`` (default: the default path).
+
+    Raises:
+        ConfigurationError: When more than one is given.
+        StoreError: When the store cannot be opened.
+    """
+    given = {n: v for n, v in (("path", path), ("client", client), ("store", store)) if v}
+    if len(given) > 1:
+        name = list(given)[1]
+        raise ConfigurationError.for_value(
+            name, given[name], f"give only one of path, client, store (got {list(given)})"
+        )
+    if store is not None:
+        return store
+    if client is not None:
+        return MemoryStore(client)
+    return MemoryStore.persistent(path)
+
+
+class MemoryKwargs(TypedDict, total=False):
+    """The keyword arguments of :class:`MemoryOptions`, as the adapters accept them."""
+
+    max_tokens: int
+    max_summary_tokens: int
+    max_messages: int | None
+    keep_tokens: int | None
+    keep_messages: int | None
+    summary_role: str
+    recall_tokens: int | None
+    extract_facts: bool
+    embedder: Any
+    tokenizer_model: str
+    retry: RetryPolicy | None
+    background_folds: bool
+    config: MemoryConfig | None
+
+
+@dataclass(frozen=True)
+class MemoryOptions:
+    """What an adapter's user chooses (see the adapters' docs for each one).
+
+    ``config`` overrides the budget fields when given.
+    """
+
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    max_summary_tokens: int = DEFAULT_SUMMARY_TOKENS
+    max_messages: int | None = None
+    keep_tokens: int | None = None
+    keep_messages: int | None = None
+    summary_role: str = "user"
+    recall_tokens: int | None = None
+    extract_facts: bool = False
+    embedder: Any = None
+    tokenizer_model: str = "gpt-4o"
+    retry: RetryPolicy | None = None
+    background_folds: bool = False
+    config: MemoryConfig | None = None
+
+    @classmethod
+    def from_kwargs(cls, kwargs: Mapping[str, Any]) -> MemoryOptions:
+        """The options of an adapter's keyword arguments.
+
+        Raises:
+            ConfigurationError: For an argument that is not an option (named).
+        """
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(kwargs) - known)
+        if unknown:
+            raise ConfigurationError.for_value(
+                unknown[0], kwargs[unknown[0]], f"is not an option; the options are {sorted(known)}"
+            )
+        return cls(**kwargs)
+
+    @property
+    def hybrid(self) -> bool:
+        """Whether the memory is hybrid: it extracts facts or has an embedder."""
+        return self.extract_facts or self.embedder is not None
+
+    def memory_config(self) -> MemoryConfig:
+        """The validated :class:`~.config.MemoryConfig` of these options."""
+        if self.config is not None:
+            return self.config
+        return MemoryConfig(
+            max_tokens=self.max_tokens,
+            max_summary_tokens=self.max_summary_tokens,
+            max_messages=self.max_messages,
+            keep_tokens=self.keep_tokens,
+            keep_messages=self.keep_messages,
+            summary_role=ROLE_ALIASES.get(self.summary_role, self.summary_role),
+            recall_tokens=recall_share(self.max_tokens, self.recall_tokens, hybrid=self.hybrid),
+        )
+
+
+def build_memory(
+    session_id: str,
+    options: MemoryOptions,
+    *,
+    model: TextModel | None = None,
+    store: MemoryStore,
+    namespace: str = DEFAULT_NAMESPACE,
+    on_usage: Callable[[UsageRecord], None] | None = None,
+) -> RecursiveMemory:
+    """A :class:`~.recursive.HybridMemory` (hybrid options) or a ``RecursiveMemory``.
+
+    Raises:
+        ConfigurationError: For impossible budgets.
+        InvalidInputError: For an invalid session id or namespace.
+    """
+    config = options.memory_config()
+    engine = HybridMemory if options.hybrid or config.recall_tokens else RecursiveMemory
+    return engine(
+        session_id,
+        model=model,
+        store=store,
+        namespace=namespace,
+        config=config,
+        tokenizer_model=options.tokenizer_model,
+        retry=options.retry,
+        embedder=options.embedder,
+        extract_facts=options.extract_facts,
+        background_folds=options.background_folds,
+        on_usage=on_usage,
+    )

@@ -1,0 +1,216 @@
+"""What both engines (the recursive memory and HiGMem) share: scope, store, runner, usage.
+
+An engine serves one session (``namespace`` + ``session_id``) of a
+:class:`~.storage.MemoryStore`; it holds a :class:`~.runtime.Runner` that performs its
+steps' effects (model, embedder, retries), records what its upkeep spends in the store and
+tells its ``usage_listeners``, and names the vector collection of its embedder.
+
+Example:
+    >>> from langchain_recursive_memory.core import MemoryStore, RecursiveMemory
+    >>> memory = RecursiveMemory("s1", store=MemoryStore.in_memory())
+    >>> memory.scope.session_id, memory.usage().calls
+    ('s1', 0)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from os import PathLike
+from typing import Any, TypeVar
+
+from .embeddings import embedder_name, resolve_embedder
+from .errors import ConfigurationError, InvalidInputError
+from .models import Embedder, TextModel
+from .runtime.effects import Steps, store_call
+from .runtime.retry import RetryPolicy
+from .runtime.runner import Runner
+from .storage import MemoryStore, StoredTurn, session_key, validate_scope
+from .tokenizer import TokenCounter
+from .turn import Turn
+from .usage import Usage, UsageRecord
+
+__all__ = ["Engine", "SessionScope", "resolve_config", "turn_list"]
+
+C = TypeVar("C")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionScope:
+    """One session of one store: what every read and write of an engine is scoped to."""
+
+    store: MemoryStore
+    namespace: str
+    session_id: str
+
+    @property
+    def key(self) -> str:
+        """The session's record-id prefix (see :func:`~.storage.session_key`)."""
+        return session_key(self.namespace, self.session_id)
+
+
+def resolve_config(cls: Callable[..., C], config: C | None, fields: Mapping[str, Any]) -> C:
+    """``config``, or a ``cls(**fields)``; both given is a :class:`ConfigurationError`."""
+    if config is not None and fields:
+        raise ConfigurationError.for_value(
+            "config", config, f"give either config or {sorted(fields)}, not both"
+        )
+    return config if config is not None else cls(**fields)
+
+
+def turn_list(turns: Turn | Sequence[Turn]) -> list[Turn]:
+    """One turn or several as a list, each checked to be a :class:`~.turn.Turn`."""
+    if isinstance(turns, Turn):
+        return [turns]
+    items = list(turns)
+    for item in items:
+        if not isinstance(item, Turn):
+            raise InvalidInputError.for_value("turn", item, "must be a Turn")
+    return items
+
+
+class Engine:
+    """The shared part of :class:`~.recursive.RecursiveMemory` and :class:`~.higmem.HiGMem`.
+
+    Args:
+        session_id: The conversation's id.
+        model: A :class:`~.models.TextModel`, or None.
+        store: A :class:`~.storage.MemoryStore` (default: embedded persistent at ``path``).
+        path: Directory of the default embedded store.
+        namespace: Isolates tenants or apps sharing a store.
+        retry: Retries and timeouts of model and embedding calls.
+        counter: The token counter.
+        embedder: Any supported embedder (see :func:`~.embeddings.resolve_embedder`).
+        on_usage: Called with a :class:`~.usage.UsageRecord` after each operation that
+            called the model.
+
+    Raises:
+        ConfigurationError: For conflicting arguments or a model without the protocol.
+        InvalidInputError: For an invalid session id or namespace.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        model: TextModel | None,
+        store: MemoryStore | None,
+        path: str | PathLike[str] | None,
+        namespace: str,
+        retry: RetryPolicy | None,
+        counter: TokenCounter,
+        embedder: Any,
+        on_usage: Callable[[UsageRecord], None] | None,
+    ) -> None:
+        validate_scope(namespace, session_id)
+        if store is not None and path is not None:
+            raise ConfigurationError.for_value("path", path, "give either store or path")
+        if model is not None and not isinstance(model, TextModel):
+            raise ConfigurationError.for_value(
+                "model", model, "must have complete(prompt) and acomplete(prompt)"
+            )
+        self.session_id = session_id
+        self.namespace = namespace
+        self.counter = counter
+        self.store = store if store is not None else MemoryStore.persistent(path)
+        self.scope = SessionScope(self.store, namespace, session_id)
+        self.usage_listeners: list[Callable[[UsageRecord], None]] = [on_usage] if on_usage else []
+        self.runner = Runner(model=model, retry=retry, counter=counter, on_usage=self._record_usage)
+        self.embedder = resolve_embedder(embedder)
+
+    # -- what the runner uses ---------------------------------------------------------------
+
+    @property
+    def model(self) -> TextModel | None:
+        """The model (None: the engine's no-LLM methods)."""
+        return self.runner.model
+
+    @model.setter
+    def model(self, model: TextModel | None) -> None:
+        self.runner.model = model
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder (None: lexical recall only)."""
+        return self.runner.embedder
+
+    @embedder.setter
+    def embedder(self, embedder: Embedder | None) -> None:
+        self.runner.embedder = embedder
+        # The embedder's vector collection, named from the embedder alone, so that a new
+        # object (a restart) finds the vectors already stored and embeds nothing twice.
+        self.space: str | None = embedder_name(embedder) if embedder is not None else None
+
+    @property
+    def embed_batch_size(self) -> int:
+        """Texts per embedding call (each call gets the retry policy's timeout)."""
+        return self.runner.embed_batch_size
+
+    @embed_batch_size.setter
+    def embed_batch_size(self, size: int) -> None:
+        self.runner.embed_batch_size = size
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """Retries and timeouts of model and embedding calls."""
+        return self.runner.retry
+
+    def _append_steps(self, turns: Sequence[Turn]) -> Steps[tuple[list[StoredTurn], int]]:
+        """Store ``turns`` durably; return them as stored and their tokens in all."""
+        items = list(turns)
+        counts = [self.counter.count_turn(t) for t in items]
+        encoding = self.counter.encoding_name
+        stored = yield from store_call(
+            self.store.append, self.namespace, self.session_id, items, counts, encoding
+        )
+        return stored, sum(counts)
+
+    # -- upkeep accounting ------------------------------------------------------------------
+
+    def _record_usage(self, spent: dict[str, Usage]) -> None:
+        now = time.time()
+        records = [
+            UsageRecord(self.namespace, self.session_id, purpose, usage, now)
+            for purpose, usage in spent.items()
+        ]
+        self.store.add_usage(records)
+        for listener in list(self.usage_listeners):
+            for record in records:
+                listener(record)
+
+    def usage(self) -> Usage:
+        """Return what this session's upkeep has spent: LLM calls and tokens, in total.
+
+        Every process's spend is in the store; see :meth:`usage_by_purpose` for the split.
+        """
+        total = Usage()
+        for spent in self.usage_by_purpose().values():
+            total.add(spent)
+        return total
+
+    def usage_by_purpose(self) -> dict[str, Usage]:
+        """Return this session's upkeep spend per purpose (``"fold"``, ``"facts"``...)."""
+        return self.store.usage(self.namespace, self.session_id)
+
+    # -- the log ----------------------------------------------------------------------------
+
+    def turns(self) -> list[StoredTurn]:
+        """Return the whole turn log of the session, oldest first."""
+        return self.store.turns(self.namespace, self.session_id)
+
+    async def aturns(self) -> list[StoredTurn]:
+        """Async twin of :meth:`turns`."""
+        return await asyncio.to_thread(self.turns)
+
+    def clear(self) -> None:
+        """Delete everything stored for the session (turns and all derived state)."""
+        self.store.clear(self.namespace, self.session_id)
+        self._forget()
+
+    async def aclear(self) -> None:
+        """Async twin of :meth:`clear`."""
+        await asyncio.to_thread(self.clear)
+
+    def _forget(self) -> None:
+        """Drop what this process cached about the session (after :meth:`clear`)."""

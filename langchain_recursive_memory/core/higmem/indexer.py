@@ -1,0 +1,200 @@
+"""HiGMem construction: turns without a turn node are indexed, in batches.
+
+**With an LLM.** One call per batch of ``batch_size`` turns sees the batch (and the
+``context_turns`` before it), the candidate events (:mod:`.affiliation`) and answers, per
+turn, keywords, tags, context and affiliation, and, per affiliated event with fewer than
+``rewrite_limit`` turns, its rewritten summary, keywords, tags and new facts
+(:mod:`.merge`). The official code spends about 3 calls per turn; here it is one call per
+batch (0.25 per turn with the default batch of 4). A malformed answer is retried, then the
+batch is indexed without the LLM (logged); no turn is ever dropped.
+
+**Without an LLM**, :mod:`.notes`.
+
+Only one indexing of a session runs at a time in a process (a shared lock); a caller that
+finds it busy goes on with what is indexed.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..errors import EmbeddingError, ModelError
+from ..events import Event, TurnNote
+from ..prompts import ANALYSE_PROMPT, parse_analysis, turn_line
+from ..retrieval.turns import turn_segments
+from ..runtime.effects import Steps, complete, embed_documents, store_call
+from ..storage import VectorRecord, text_hash
+from ..storage.keys import EVENT_KIND, event_vector_id
+from .affiliation import Aliases, candidate_events_steps
+from .merge import Batch, batch_notes, merge_events
+from .notes import index_heuristically
+from .state import HiGMemState, load_steps, session_index
+
+if TYPE_CHECKING:
+    from .memory import HiGMem
+
+__all__ = ["Indexer"]
+
+logger = logging.getLogger("langchain_recursive_memory")
+
+
+class Indexer:
+    """Indexes one session's new turns (see the module doc).
+
+    Args:
+        engine: The HiGMem engine (store, model, embedder, config).
+    """
+
+    def __init__(self, engine: HiGMem) -> None:
+        self.engine = engine
+        self.scope = engine.scope
+        self.config = engine.config
+
+    def segments(self, state: HiGMemState) -> list[str]:
+        """The segment of each of the session's turns."""
+        return turn_segments(
+            state.turns,
+            session_gap=self.config.session_gap,
+            max_event_turns=self.config.max_event_turns,
+        )
+
+    def steps(self, flush: bool) -> Steps[int]:
+        """Index the turns that have no turn node yet; return how many were indexed.
+
+        Without ``flush``, a last batch smaller than ``batch_size`` waits for more turns.
+        """
+        index = session_index(self.scope)
+        if not index.lock.acquire(blocking=False):
+            return 0  # another call of this process is indexing the session
+        try:
+            loaded = yield from load_steps(self.scope, index)
+            # A private copy: readers of the shared state never see it half-updated.
+            state = HiGMemState(list(loaded.turns), dict(loaded.notes), dict(loaded.events))
+            segments = self.segments(state)
+            pending = [i for i, t in enumerate(state.turns) if t.id not in state.notes]
+            if not pending:
+                return 0
+            if self.engine.model is None:
+                yield from self._heuristic_steps(state, segments, pending)
+                return len(pending)
+            return (yield from self._batches_steps(state, segments, pending, flush))
+        finally:
+            index.lock.release()
+
+    def _batches_steps(
+        self, state: HiGMemState, segments: Sequence[str], pending: Sequence[int], flush: bool
+    ) -> Steps[int]:
+        size = self.config.batch_size
+        done = 0
+        for start in range(0, len(pending), size):
+            batch = list(pending[start : start + size])
+            if len(batch) < size and not flush:
+                break
+            try:
+                yield from self._llm_batch_steps(state, segments, batch)
+            except (ModelError, EmbeddingError) as exc:
+                logger.warning(
+                    "session %r: HiGMem analysis of %d turns failed (%s); they are "
+                    "indexed without the LLM",
+                    self.scope.session_id,
+                    len(batch),
+                    exc,
+                )
+                yield from self._heuristic_steps(state, segments, batch)
+            done += len(batch)
+        return done
+
+    def _heuristic_steps(
+        self, state: HiGMemState, segments: Sequence[str], positions: Sequence[int]
+    ) -> Steps[None]:
+        notes, events = index_heuristically(state, segments, positions, self.engine.counter)
+        yield from self._write_steps(notes, events)
+
+    def _prompt(
+        self, state: HiGMemState, positions: Sequence[int], aliases: Aliases, last: Event | None
+    ) -> str:
+        cfg, counter = self.config, self.engine.counter
+        batch = [state.turns[i] for i in positions]
+        first = positions[0]
+        context = state.turns[max(0, first - cfg.context_turns) : first]
+        return ANALYSE_PROMPT.format(
+            events="\n".join(
+                f"{aliases.of_id[e.id]} ({len(e.turn_ids)} turns): {e.summary}"
+                for e in aliases.events
+            )
+            or "(none yet)",
+            last_event=aliases.of_id[last.id] if last is not None else "none",
+            context="\n".join(turn_line("-", t, counter, cfg.max_line_tokens) for t in context)
+            or "(start of conversation)",
+            turns="\n".join(
+                turn_line(n, t, counter, cfg.max_line_tokens) for n, t in enumerate(batch, start=1)
+            ),
+            rewrite_limit=cfg.rewrite_limit,
+        )
+
+    def _llm_batch_steps(
+        self, state: HiGMemState, segments: Sequence[str], positions: Sequence[int]
+    ) -> Steps[None]:
+        turns = [state.turns[i] for i in positions]
+        candidates = yield from candidate_events_steps(
+            self.scope,
+            list(state.events.values()),
+            " ".join(t.turn.text for t in turns),
+            self.config.candidate_events,
+            self.engine.space,
+        )
+        last = max(state.events.values(), key=lambda e: e.updated_at, default=None)
+        if last is not None and last not in candidates:
+            candidates = [*candidates, last]
+        aliases = Aliases(candidates)
+        prompt = self._prompt(state, positions, aliases, last)
+        analysis = yield from complete(
+            prompt, lambda a: parse_analysis(a, len(turns)), "higmem-index"
+        )
+        batch = Batch(turns, [segments[i] for i in positions], analysis, aliases, {})
+        notes, members = batch_notes(batch, state.events)
+        updates = merge_events(
+            batch,
+            notes,
+            members,
+            state.events,
+            rewrite_limit=self.config.rewrite_limit,
+            now=time.time(),
+        )
+        state.events.update((e.id, e) for e in updates)
+        state.notes.update((n.turn_id, n) for n in notes)
+        yield from self._write_steps(notes, updates)
+
+    def _write_steps(self, notes: Sequence[TurnNote], events: Sequence[Event]) -> Steps[None]:
+        """Write events, then the turn nodes.
+
+        A turn counts as indexed once its node is stored: a crash in between indexes it
+        again rather than losing its events.
+        """
+        scope = self.scope
+        ns, sid = scope.namespace, scope.session_id
+        yield from store_call(scope.store.put_events, ns, sid, events)
+        yield from store_call(scope.store.put_notes, ns, sid, notes)
+        yield from self._embed_events_steps(events)
+
+    def _embed_events_steps(self, events: Sequence[Event]) -> Steps[None]:
+        space = self.engine.space
+        if space is None or not events:
+            return
+        scope = self.scope
+        try:
+            vectors = yield from embed_documents([e.index_text for e in events])
+            records = [
+                VectorRecord(
+                    event_vector_id(scope.key, e.id), EVENT_KIND, e.id, v, text_hash(e.index_text)
+                )
+                for e, v in zip(events, vectors, strict=True)
+            ]
+            yield from store_call(
+                scope.store.add_vectors, space, scope.namespace, scope.session_id, records
+            )
+        except EmbeddingError as exc:
+            logger.warning("session %r: event vectors not written (%s)", scope.session_id, exc)

@@ -1,0 +1,170 @@
+"""HiGMem (Cao, He, Tan, arXiv 2604.18349): hierarchical, LLM-guided conversation memory.
+
+Two layers over the turn log, all in Chroma and scoped by session:
+
+* **turn nodes** (keywords, tags, a one-sentence context, speaker, time, segment, events);
+* **event nodes** (summary, fact sheet linked to turn ids, entities, keywords, tags),
+  linked both ways.
+
+Construction (:mod:`.indexer`): one LLM call per batch of new turns, or the no-LLM
+method (:mod:`.notes`). Retrieval (:mod:`.retrieval`): LLM-guided over events, or the
+no-LLM multi-scale ranking (also how the guided path picks its candidate turns).
+
+Example:
+    >>> from langchain_recursive_memory.core import HiGMem, MemoryStore, Turn
+    >>> memory = HiGMem("chat-1", store=MemoryStore.in_memory())
+    >>> _ = memory.add([
+    ...     Turn(role="user", name="Ada", text="I adopted a cat called Miso last week."),
+    ...     Turn(role="assistant", name="Bot", text="Congratulations on Miso!"),
+    ...     Turn(role="user", name="Ada", text="Also, my sister moved to Porto."),
+    ... ])
+    >>> [r.turn.text for r in memory.retrieve("What is the name of Ada's cat?", k=1)]
+    ['I adopted a cat called Miso last week.']
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from os import PathLike
+from typing import Any
+
+from ..engine import Engine, resolve_config, turn_list
+from ..events import Event, TurnNote
+from ..models import TextModel
+from ..runtime.effects import Steps
+from ..runtime.retry import RetryPolicy
+from ..storage import DEFAULT_NAMESPACE, MemoryStore, StoredTurn
+from ..tokenizer import TokenCounter
+from ..turn import Turn
+from ..usage import UsageRecord
+from .config import HiGMemConfig, RetrievedTurn
+from .indexer import Indexer
+from .retrieval import Retriever
+from .state import session_index
+
+__all__ = ["HiGMem"]
+
+
+class HiGMem(Engine):
+    """HiGMem memory of one session (see the module doc).
+
+    Args:
+        session_id: The conversation's id.
+        model: The LLM for construction and guided retrieval (a core ``TextModel``). None:
+            the no-LLM methods.
+        embedder: Embeddings for turn windows and events (LangChain ``Embeddings``,
+            LlamaIndex ``BaseEmbedding``, Chroma ``EmbeddingFunction``...). None: BM25 only.
+        store: A :class:`~..storage.MemoryStore` (default: embedded persistent at ``path``).
+        path: Directory of the default embedded store.
+        namespace: Isolates apps or tenants (default ``"default"``).
+        config: A :class:`~.config.HiGMemConfig`; or give its fields as keyword arguments.
+        retry: Retries, timeouts of model and embedding calls.
+        counter: Token counter for prompt lines (default ``TokenCounter()``).
+        on_usage: Called with a :class:`~..usage.UsageRecord` after each operation that
+            called the model (also kept in the store: see :meth:`usage`).
+        **config_fields: Fields of :class:`~.config.HiGMemConfig`.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        model: TextModel | None = None,
+        embedder: Any = None,
+        store: MemoryStore | None = None,
+        path: str | PathLike[str] | None = None,
+        namespace: str = DEFAULT_NAMESPACE,
+        config: HiGMemConfig | None = None,
+        retry: RetryPolicy | None = None,
+        counter: TokenCounter | None = None,
+        on_usage: Callable[[UsageRecord], None] | None = None,
+        **config_fields: Any,
+    ) -> None:
+        counter = counter or TokenCounter()
+        super().__init__(
+            session_id, model, store, path, namespace, retry, counter, embedder, on_usage
+        )
+        self.config = resolve_config(HiGMemConfig, config, config_fields)
+        self._indexer = Indexer(self)
+        self._retriever = Retriever(self, self._indexer)
+
+    def __repr__(self) -> str:
+        return (
+            f"HiGMem(session_id={self.session_id!r}, namespace={self.namespace!r}, "
+            f"model={self.model!r}, embedder={self.embedder!r})"
+        )
+
+    def _add_steps(self, turns: Sequence[Turn], flush: bool) -> Steps[list[StoredTurn]]:
+        stored, _ = yield from self._append_steps(turns)
+        yield from self._indexer.steps(flush)
+        return stored
+
+    def _forget(self) -> None:
+        session_index(self.scope).forget()
+
+    # -- public API: sync and async twins ---------------------------------------------------
+
+    def add(self, turns: Turn | Sequence[Turn], *, flush: bool = False) -> list[StoredTurn]:
+        """Log turns durably, then index them (LLM analysis runs per full batch).
+
+        Args:
+            turns: One turn or several, in conversation order.
+            flush: Also analyse a last, incomplete batch now (retrieval always does).
+
+        Returns:
+            The stored turns.
+
+        Raises:
+            StoreError: When the turns could not be logged (nothing was logged).
+        """
+        return self.runner.run(self._add_steps(turn_list(turns), flush))
+
+    async def aadd(self, turns: Turn | Sequence[Turn], *, flush: bool = False) -> list[StoredTurn]:
+        """Async twin of :meth:`add`."""
+        return await self.runner.arun(self._add_steps(turn_list(turns), flush))
+
+    def flush(self) -> int:
+        """Index every turn not indexed yet; return how many were indexed."""
+        return self.runner.run(self._indexer.steps(flush=True))
+
+    async def aflush(self) -> int:
+        """Async twin of :meth:`flush`."""
+        return await self.runner.arun(self._indexer.steps(flush=True))
+
+    def retrieve(
+        self, query: str, k: int | None = None, *, use_llm: bool | None = None
+    ) -> list[RetrievedTurn]:
+        """Return the turns relevant to ``query``, sorted by time.
+
+        Args:
+            query: The question.
+            k: Most turns to return (no-LLM default: ``no_llm_k``; guided: all the filter
+                keeps).
+            use_llm: Guided retrieval (default: when a model is configured) or the no-LLM
+                ranking (``False``).
+
+        Raises:
+            InvalidInputError: For a query that is not a string or ``k`` < 1.
+        """
+        return self.runner.run(self._retriever.steps(query, k, use_llm))
+
+    async def aretrieve(
+        self, query: str, k: int | None = None, *, use_llm: bool | None = None
+    ) -> list[RetrievedTurn]:
+        """Async twin of :meth:`retrieve` (per-event and filter calls run concurrently)."""
+        return await self.runner.arun(self._retriever.steps(query, k, use_llm))
+
+    def events(self) -> list[Event]:
+        """Return the session's events, oldest first."""
+        return self.store.get_events(self.namespace, self.session_id)
+
+    async def aevents(self) -> list[Event]:
+        """Async twin of :meth:`events`."""
+        return await asyncio.to_thread(self.events)
+
+    def notes(self) -> list[TurnNote]:
+        """Return the session's turn nodes, in log order."""
+        order = {t.id: i for i, t in enumerate(self.turns())}
+        notes = self.store.get_notes(self.namespace, self.session_id)
+        return sorted(notes, key=lambda n: order.get(n.turn_id, len(order)))

@@ -1,0 +1,137 @@
+"""HiGMem without an LLM: turn nodes from the tokenizer, events from the segments.
+
+Turn nodes get keywords from the tokenizer and their first sentence as context; events
+are the conversation's segments (sessions, see :func:`~..events.segment_labels`),
+summarised extractively: date, speakers, and the segment's most distinctive keywords (term
+frequency times inverse document frequency over the segments).
+
+Example:
+    >>> from langchain_recursive_memory.core.events import TurnNote
+    >>> from langchain_recursive_memory.core.higmem.notes import segment_events
+    >>> note = TurnNote("t1", "Ada", 0.0, "s1")
+    >>> segment_events([note], {"t1": "Ada booked the Lisbon trip."})[0].summary
+    'On 1970-01-01, Ada talked about ada, booked, lisbon, trip (1 turns).'
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from ..dates import format_time
+from ..events import Event, TurnNote
+from ..retrieval.lexical import word_stems
+from ..storage import StoredTurn
+from ..tokenizer import TokenCounter
+from .config import HEURISTIC_CONTEXT_TOKENS, HEURISTIC_KEYWORDS
+from .state import HiGMemState
+
+__all__ = ["MIN_KEYWORD_CHARS", "heuristic_note", "index_heuristically", "segment_events"]
+
+MIN_KEYWORD_CHARS = 3
+"""Shorter words are never keywords."""
+DATE_CHARS = len("YYYY-MM-DD")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+def heuristic_note(
+    turn: StoredTurn, segment: str, event_id: str, counter: TokenCounter
+) -> TurnNote:
+    """The turn node of ``turn`` built without an LLM."""
+    words = (w for _, w in word_stems(turn.turn.text) if len(w) >= MIN_KEYWORD_CHARS)
+    terms = list(dict.fromkeys(words))
+    first = _SENTENCE_END.split(turn.turn.text.strip(), maxsplit=1)[0]
+    return TurnNote(
+        turn_id=turn.id,
+        speaker=turn.turn.speaker,
+        timestamp=turn.turn.created_at,
+        segment=segment,
+        keywords=tuple(terms[:HEURISTIC_KEYWORDS]),
+        context=counter.truncate(first, HEURISTIC_CONTEXT_TOKENS),
+        event_ids=(event_id,),
+        method="heuristic",
+    )
+
+
+def index_heuristically(
+    state: HiGMemState, segments: Sequence[str], positions: Sequence[int], counter: TokenCounter
+) -> tuple[list[TurnNote], list[Event]]:
+    """Index the turns at ``positions`` without an LLM; update ``state``.
+
+    Returns:
+        The new turn nodes and the events of their segments (rebuilt).
+    """
+    new_notes = [
+        heuristic_note(state.turns[i], segments[i], f"seg:{segments[i]}", counter)
+        for i in positions
+    ]
+    for note in new_notes:
+        state.notes[note.turn_id] = note
+    touched = {segments[i] for i in positions}
+    members = [n for n in state.notes.values() if n.segment in touched]
+    texts = {t.id: t.turn.text for t in state.turns}
+    order = {t.id: k for k, t in enumerate(state.turns)}
+    members.sort(key=lambda n: order.get(n.turn_id, 0))
+    built = segment_events(members, texts)
+    for i, event in enumerate(built):
+        old = state.events.get(event.id)
+        if old is not None:
+            built[i] = event = replace(event, created_at=old.created_at)
+        state.events[event.id] = event
+    return new_notes, built
+
+
+def segment_events(
+    notes: Sequence[TurnNote], texts: Mapping[str, str], *, keywords: int = HEURISTIC_KEYWORDS
+) -> list[Event]:
+    """Build one event per segment without an LLM (ids ``"seg:<segment>"``).
+
+    The summary says when, who, and the segment's most distinctive keywords (term
+    frequency in the segment times inverse document frequency over the segments).
+    """
+    by_segment: dict[str, list[TurnNote]] = {}
+    for note in notes:
+        by_segment.setdefault(note.segment, []).append(note)
+    surface: dict[str, Counter[str]] = {}
+    counts: dict[str, Counter[str]] = {}
+    for seg, group in by_segment.items():
+        c: Counter[str] = Counter()
+        for note in group:
+            for stem, word in word_stems(texts.get(note.turn_id, "")):
+                if len(word) >= MIN_KEYWORD_CHARS and not word.isdigit():
+                    c[stem] += 1
+                    surface.setdefault(stem, Counter())[word] += 1
+        counts[seg] = c
+    df: Counter[str] = Counter()
+    for c in counts.values():
+        df.update(c.keys())
+    total = max(len(counts), 1)
+    events = []
+    now = time.time()
+    for seg, group in by_segment.items():
+        c = counts[seg]
+        best = sorted(c, key=lambda w: (-c[w] * math.log(1 + total / df[w]), w))[:keywords]
+        ranked = [surface[stem].most_common(1)[0][0] for stem in best]
+        speakers = list(dict.fromkeys(n.speaker for n in group if n.speaker))
+        when = format_time(group[0].timestamp)[:DATE_CHARS]
+        summary = (
+            f"{'On ' + when + ', ' if when else ''}{' and '.join(speakers) or 'the speakers'} "
+            f"talked about {', '.join(ranked) or 'various things'} ({len(group)} turns)."
+        )
+        events.append(
+            Event(
+                id=f"seg:{seg}",
+                summary=summary,
+                keywords=tuple(ranked),
+                entities=tuple(speakers),
+                turn_ids=tuple(n.turn_id for n in group),
+                method="segment",
+                created_at=now,
+                updated_at=now,
+            )
+        )
+    return events

@@ -1,0 +1,307 @@
+"""HiGMem retrieval: the no-LLM multi-scale ranking, and LLM-guided retrieval over events.
+
+**No-LLM retrieval** (no model configured, or ``use_llm=False``): the multi-scale hybrid
+ranking of :mod:`..retrieval.ranking` (BM25 and embeddings over turns and over windows of
+neighbouring turns inside their segment, plus speaker and date cues), top ``no_llm_k``
+turns with any signal, sorted by time.
+
+**Guided retrieval.** Optional keyword rewrite of the question (``query_rewrite``; off by
+default, as in the authors' paper-aligned run), the top ``retrieval_turns`` turns of the
+ranking and the ``retrieval_events`` events nearest the question, one turn-prediction
+call per event (it sees the event summary and its turns), the union, and an inclusive LLM
+relevance filter over chunks of ``filter_chunk`` turns. In the async path the per-event and
+per-chunk calls run concurrently. Results are sorted by real time (the official code sorts
+date strings).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from functools import partial
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import ConfigurationError, InvalidInputError, ModelError
+from ..events import Event
+from ..prompts import FILTER_PROMPT, PREDICT_PROMPT, REWRITE_PROMPT, parse_number_list, turn_line
+from ..retrieval.lexical import LexicalIndex
+from ..retrieval.ranking import RankedTurn, TurnRanker, window_texts
+from ..retrieval.turns import ranked_turns
+from ..runtime.effects import (
+    ModelCall,
+    Steps,
+    complete,
+    embed_documents,
+    embed_query,
+    first_error,
+    gather,
+    store_call,
+)
+from ..storage import StoredTurn, VectorRecord, text_hash
+from ..storage.keys import window_kind, window_vector_id
+from .affiliation import nearest_events_steps
+from .config import RetrievedTurn
+from .state import HiGMemState, load_steps, session_index
+
+if TYPE_CHECKING:
+    from .indexer import Indexer
+    from .memory import HiGMem
+
+__all__ = ["Retriever"]
+
+logger = logging.getLogger("langchain_recursive_memory")
+
+Found = dict[str, tuple[str, ...]]
+"""Turn id -> how it was found (``"ranking"``, ``"event:<id>"``)."""
+
+
+class Retriever:
+    """Retrieves a session's turns for a question (see the module doc).
+
+    Args:
+        engine: The HiGMem engine.
+        indexer: Indexes pending turns first (retrieval sees every turn).
+    """
+
+    def __init__(self, engine: HiGMem, indexer: Indexer) -> None:
+        self.engine = engine
+        self.indexer = indexer
+        self.scope = engine.scope
+        self.config = engine.config
+
+    def steps(self, query: str, k: int | None, use_llm: bool | None) -> Steps[list[RetrievedTurn]]:
+        """The turns for ``query``, sorted by time (see :meth:`~.memory.HiGMem.retrieve`)."""
+        if not isinstance(query, str):
+            raise InvalidInputError.for_value("query", query, "must be a str")
+        if k is not None and k < 1:
+            raise InvalidInputError.for_value("k", k, "must be >= 1")
+        guided = self.engine.model is not None if use_llm is None else use_llm
+        if guided and self.engine.model is None:
+            raise ConfigurationError.for_value("use_llm", use_llm, "needs a model")
+        yield from self.indexer.steps(flush=True)
+        state = yield from load_steps(self.scope, session_index(self.scope))
+        ranker = yield from self._ranker_steps(state)
+        if not ranker.turns or not query.strip():
+            return []
+        query_vector = None
+        if self.engine.embedder is not None:
+            query_vector = yield from embed_query(query)
+        scores = ranker.scores(query, query_vector)
+        score_of = {t.id: float(s) for t, s in zip(ranker.turns, scores, strict=True)}
+        order = [ranker.turns[i].id for i in np.argsort(-scores, kind="stable")]
+        if not guided:
+            # A compact set: turns with no signal at all (score 0) are not padding.
+            chosen = [t for t in order if score_of[t] > 0][: k or self.config.no_llm_k]
+            found: Found = dict.fromkeys(chosen, ("ranking",))
+        else:
+            found = yield from self._guided_or_ranked_steps(query, query_vector, state, order)
+            chosen = list(found)
+            if k is not None:
+                chosen = sorted(chosen, key=lambda t: -score_of.get(t, 0.0))[:k]
+        return self._results(state, chosen, score_of, found)
+
+    def _results(
+        self,
+        state: HiGMemState,
+        chosen: Sequence[str],
+        score_of: Mapping[str, float],
+        found: Found,
+    ) -> list[RetrievedTurn]:
+        by_id = {t.id: t for t in state.turns}
+        out = [
+            RetrievedTurn(
+                turn=by_id[tid].turn,
+                speaker=by_id[tid].turn.speaker,
+                score=score_of.get(tid, 0.0),
+                event_ids=state.notes[tid].event_ids if tid in state.notes else (),
+                found_by=found.get(tid, ()),
+            )
+            for tid in chosen
+            if tid in by_id
+        ]
+        seq = {t.id: t.seq for t in state.turns}
+        out.sort(key=lambda r: (r.turn.created_at or 0.0, seq.get(r.turn.id or "", 0)))
+        return out
+
+    # -- the ranking ------------------------------------------------------------------------
+
+    def _ranker_steps(self, state: HiGMemState) -> Steps[TurnRanker]:
+        """The multi-scale ranker over the session's turns (window vectors refreshed)."""
+        segments = self.indexer.segments(state)
+        segment_of = {t.id: s for t, s in zip(state.turns, segments, strict=True)}
+        turns = [t for t in state.turns if t.turn.text.strip()]
+        signature = (tuple(t.id for t in turns), tuple(segment_of[t.id] for t in turns))
+        index = session_index(self.scope)
+        if isinstance(index.ranker, TurnRanker) and index.ranker_signature == signature:
+            return index.ranker
+        ranked = ranked_turns(turns, [segment_of[t.id] for t in turns])
+        vectors = None
+        if self.engine.embedder is not None and ranked:
+            texts = {r: window_texts(ranked, r) for r in self.config.ranker.dense_radii}
+            vectors = yield from self._window_vectors_steps(ranked, texts)
+        ranker = TurnRanker(ranked, vectors, self.config.ranker)
+        index.ranker_signature, index.ranker = signature, ranker
+        return ranker
+
+    def _window_vectors_steps(
+        self, ranked: Sequence[RankedTurn], texts: Mapping[int, Sequence[str]]
+    ) -> Steps[dict[int, np.ndarray]]:
+        """Unit vectors of every window (embedding the windows that have none yet)."""
+        scope, space = self.scope, self.engine.space
+        kinds = [window_kind(r) for r in texts]
+        stored: dict[tuple[str, str], VectorRecord] = {}
+        if space is not None:
+            records = yield from store_call(
+                scope.store.get_vectors, space, scope.namespace, scope.session_id, kinds
+            )
+            stored = {(r.kind, r.ref): r for r in records}
+        missing = [
+            (r, i, text)
+            for r, column in texts.items()
+            for i, text in enumerate(column)
+            if (rec := stored.get((window_kind(r), ranked[i].id))) is None
+            or rec.text_hash != text_hash(text)
+        ]
+        fresh: dict[tuple[int, int], list[float]] = {}
+        if missing and space is not None:
+            vectors = yield from embed_documents([m[2] for m in missing])
+            new_records = [
+                VectorRecord(
+                    window_vector_id(scope.key, r, ranked[i].id),
+                    window_kind(r),
+                    ranked[i].id,
+                    v,
+                    text_hash(text),
+                )
+                for (r, i, text), v in zip(missing, vectors, strict=True)
+            ]
+            yield from store_call(
+                scope.store.add_vectors, space, scope.namespace, scope.session_id, new_records
+            )
+            fresh = {(r, i): v for (r, i, _), v in zip(missing, vectors, strict=True)}
+        out: dict[int, np.ndarray] = {}
+        for r, column in texts.items():
+            rows = [
+                fresh[(r, i)]
+                if (r, i) in fresh
+                else list(stored[(window_kind(r), ranked[i].id)].vector)
+                for i in range(len(column))
+            ]
+            matrix = np.asarray(rows, np.float32)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            out[r] = matrix / np.where(norms == 0, 1.0, norms)
+        return out
+
+    # -- guided retrieval -------------------------------------------------------------------
+
+    def _guided_or_ranked_steps(
+        self,
+        query: str,
+        query_vector: list[float] | None,
+        state: HiGMemState,
+        order: Sequence[str],
+    ) -> Steps[Found]:
+        try:
+            return (yield from self._guided_steps(query, query_vector, state, order))
+        except ModelError as exc:
+            logger.warning(
+                "session %r: guided retrieval failed (%s); returning the no-LLM ranking",
+                self.scope.session_id,
+                exc,
+            )
+            return dict.fromkeys(order[: self.config.no_llm_k], ("ranking",))
+
+    def _line(self, number: int, turn: StoredTurn) -> str:
+        return turn_line(number, turn, self.engine.counter, self.config.max_line_tokens)
+
+    def _guided_steps(
+        self,
+        question: str,
+        query_vector: list[float] | None,
+        state: HiGMemState,
+        order: Sequence[str],
+    ) -> Steps[Found]:
+        cfg = self.config
+        query = question
+        if cfg.query_rewrite:
+            query = yield from complete(
+                REWRITE_PROMPT.format(question=question),
+                lambda a: str(a).strip() or question,
+                "higmem-retrieve",
+            )
+        found: Found = dict.fromkeys(order[: cfg.retrieval_turns], ("ranking",))
+        events = yield from self._top_events_steps(state, query, query_vector)
+        yield from self._predict_steps(question, events, state, found)
+        return (yield from self._filter_steps(question, state, found))
+
+    def _predict_steps(
+        self, question: str, events: Sequence[Event], state: HiGMemState, found: Found
+    ) -> Steps[None]:
+        """Add the turns each event's prediction call names to ``found``."""
+        by_id = {t.id: t for t in state.turns}
+        prompts = [
+            (event, members)
+            for event in events
+            if (members := [by_id[t] for t in event.turn_ids if t in by_id])
+        ]
+        calls = [
+            ModelCall(
+                PREDICT_PROMPT.format(
+                    summary=event.summary,
+                    turns="\n".join(self._line(n, t) for n, t in enumerate(members, 1)),
+                    question=question,
+                ),
+                partial(parse_number_list, size=len(members)),
+                "higmem-retrieve",
+            )
+            for event, members in prompts
+        ]
+        answers = yield from gather(calls)
+        for (event, members), answer in zip(prompts, answers, strict=True):
+            if isinstance(answer, Exception):
+                logger.info("turn prediction for event %s failed: %s", event.id, answer)
+                continue
+            for n in answer:
+                tid = members[n - 1].id
+                found[tid] = (*found.get(tid, ()), f"event:{event.id}")
+
+    def _filter_steps(self, question: str, state: HiGMemState, found: Found) -> Steps[Found]:
+        """The turns of ``found`` the inclusive relevance filter keeps."""
+        by_id = {t.id: t for t in state.turns}
+        union = list(found)
+        size = self.config.filter_chunk
+        chunks = [union[i : i + size] for i in range(0, len(union), size)]
+        calls = [
+            ModelCall(
+                FILTER_PROMPT.format(
+                    question=question,
+                    turns="\n".join(self._line(n, by_id[t]) for n, t in enumerate(chunk, 1)),
+                ),
+                partial(parse_number_list, size=len(chunk)),
+                "higmem-retrieve",
+            )
+            for chunk in chunks
+        ]
+        verdicts = yield from gather(calls)
+        kept: Found = {}
+        for chunk, verdict in zip(chunks, first_error(verdicts), strict=True):
+            for n in verdict:
+                kept[chunk[n - 1]] = found[chunk[n - 1]]
+        return kept
+
+    def _top_events_steps(
+        self, state: HiGMemState, query: str, query_vector: list[float] | None
+    ) -> Steps[list[Event]]:
+        events = list(state.events.values())
+        k = self.config.retrieval_events
+        if len(events) <= k:
+            return events
+        space = self.engine.space
+        if query_vector is not None and space is not None:
+            chosen = yield from nearest_events_steps(self.scope, events, query_vector, k, space)
+            if chosen:
+                return chosen
+        index = LexicalIndex([e.index_text for e in events])
+        return [events[i] for i, _ in index.search(query, k)] or events[:k]

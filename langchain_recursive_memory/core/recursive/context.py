@@ -1,0 +1,262 @@
+"""The one context builder: what every adapter hands to the model, within the budget.
+
+``summary message + recalled memories + window``, counted exactly, within
+``max_tokens`` minus what the caller reserves for what it adds itself (a system prompt,
+tool schemas). Every adapter (chat history, agent middleware, LlamaIndex memories,
+retrievers) takes its window, its budget, its cut-to-fit and its recall block from here;
+none counts tokens to decide what to show. Pure: no I/O.
+
+Rules, in order:
+
+1. The first message holds the summary (re-counted and cut to ``max_summary_tokens``) and,
+   for a question, the recalled memories (within ``recall_tokens``). ``recall_tokens``
+   stays reserved even with no question, for a retriever's output, so the window is the
+   same with or without recall.
+2. The window is the newest whole units of unfolded messages that fit the rest; a tool
+   result whose call is not shown is dropped, and an invalid tool call (malformed
+   arguments, never executed) left without a result is shown with a placeholder result
+   (except in the newest unit, which may still await it).
+3. When not even the newest message fits, it is shown cut, marked as cut (the log keeps it
+   whole), so the model still sees the current question.
+
+Example:
+    >>> from langchain_recursive_memory.core import MemoryConfig, TokenCounter, Turn
+    >>> from langchain_recursive_memory.core.recursive.context import ContextBuilder
+    >>> builder = ContextBuilder(MemoryConfig(max_tokens=500), TokenCounter())
+    >>> ctx = builder.fit([Turn(role="user", text="hi"), Turn(role="assistant", text="hello")])
+    >>> [t.text for t in ctx.window], ctx.tokens <= 500
+    (['hi', 'hello'], True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from ..config import MemoryConfig
+from ..dates import format_time
+from ..retrieval.hits import RecallHit
+from ..storage import SessionState, StoredTurn, Summary
+from ..tokenizer import REPLY_PRIMING_TOKENS, TokenCounter
+from ..turn import Turn
+from .units import drop_orphan_results, placeholder_results, select_suffix, window_units
+
+__all__ = [
+    "CUT_MARKER_TOKENS",
+    "MIN_CUT_TOKENS",
+    "RECALL_BLOCK_OVERHEAD",
+    "Context",
+    "ContextBuilder",
+]
+
+CUT_MARKER_TOKENS = 24
+"""Tokens kept free for the ``[... N more tokens not shown]`` marker of a cut message."""
+MIN_CUT_TOKENS = 16
+"""A message is shown cut only if at least this many tokens of its text fit."""
+RECALL_BLOCK_OVERHEAD = 8
+"""Tokens of the ``<memories>`` tags and their newlines around the recalled lines."""
+PART_SEPARATOR_TOKENS = 2
+"""Tokens of the blank line between the summary and the recalled memories."""
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What the memory hands to the model: the summary (and recalled memories), then the window.
+
+    Attributes:
+        summary: The summary version shown, or None.
+        summary_turn: The first message: the summary and, for a question, the recalled
+            memories (role from the config); None when there is neither.
+        window: The recent messages, verbatim (or cut, marked), oldest first.
+        tokens: Tokens of the whole context (messages plus reply priming).
+        max_tokens: The budget ``tokens`` stays within.
+        hidden: Unfolded messages not shown because they do not fit (a fold is pending).
+        recalled: The recalled memories included in the first message.
+    """
+
+    summary: Summary | None
+    summary_turn: Turn | None
+    window: tuple[Turn, ...]
+    tokens: int
+    max_tokens: int
+    hidden: int = 0
+    recalled: tuple[RecallHit, ...] = ()
+
+    @property
+    def turns(self) -> list[Turn]:
+        """The first message (if any) followed by the window."""
+        head = [self.summary_turn] if self.summary_turn is not None else []
+        return head + list(self.window)
+
+
+class ContextBuilder:
+    """Builds contexts for one configuration and token counter (see the module doc).
+
+    Args:
+        config: The budgets.
+        counter: Counts tokens exactly.
+    """
+
+    def __init__(self, config: MemoryConfig, counter: TokenCounter) -> None:
+        self.config = config
+        self.counter = counter
+
+    def build(
+        self, state: SessionState, hits: Sequence[RecallHit] = (), *, reserve: int = 0
+    ) -> Context:
+        """Return the context of a loaded session state and recalled hits.
+
+        Args:
+            state: The latest summary and the unfolded turns.
+            hits: Memories recalled for the current question, best first.
+            reserve: Tokens of ``max_tokens`` left free for what the caller adds itself.
+        """
+        cfg = self.config
+        first, recall_text, recalled = self._first_message(state.summary, hits)
+        first_tokens = self.counter.count_turn(first) if first is not None else 0
+        room = cfg.max_tokens - REPLY_PRIMING_TOKENS - reserve
+        if first is not None and first_tokens > room:
+            first, first_tokens, recalled = None, 0, ()  # not even the summary fits
+        available = room - first_tokens - (0 if recall_text and first else cfg.recall_tokens)
+        if recall_text and first is not None:
+            # The window may not grow into the recall share: same window with or without it.
+            summary_only = first_tokens - self.counter.count_text(recall_text)
+            summary_only -= PART_SEPARATOR_TOKENS
+            available = min(available, room - max(summary_only, 0) - cfg.recall_tokens)
+        window, costs = self._window(state.turns, available)
+        return Context(
+            summary=state.summary,
+            summary_turn=first,
+            window=tuple(s.turn for s in window),
+            tokens=REPLY_PRIMING_TOKENS + first_tokens + sum(costs),
+            max_tokens=cfg.max_tokens,
+            hidden=len(state.turns) - sum(1 for s in window if s.seq >= 0),
+            recalled=recalled,
+        )
+
+    def fit(self, turns: Sequence[Turn], *, reserve: int = 0) -> Context:
+        """The context of ``turns`` alone (no summary, nothing stored): the newest that fit.
+
+        For callers that hold the messages but cannot read the store (it failed).
+        """
+        stored = [
+            StoredTurn(t, i, self.counter.count_turn(t), self.counter.encoding_name)
+            for i, t in enumerate(turns)
+        ]
+        return self.build(SessionState(None, tuple(stored)), reserve=reserve)
+
+    def pack(self, hits: Sequence[RecallHit], max_tokens: int | None) -> list[RecallHit]:
+        """The hits, best first, whose texts together fit ``max_tokens`` (None: all)."""
+        if max_tokens is None:
+            return list(hits)
+        out: list[RecallHit] = []
+        used = 0
+        for hit in hits:
+            cost = self.counter.count_text(hit.text)
+            if used + cost <= max_tokens:
+                out.append(hit)
+                used += cost
+        return out
+
+    # -- parts ------------------------------------------------------------------------------
+
+    def _first_message(
+        self, summary: Summary | None, hits: Sequence[RecallHit]
+    ) -> tuple[Turn | None, str, tuple[RecallHit, ...]]:
+        cfg = self.config
+        parts: list[str] = []
+        if summary is not None and summary.text:
+            text = summary.text
+            # Recounted: the stored count may come from another encoding or a larger cap.
+            if self.counter.count_text(text) > cfg.max_summary_tokens:
+                text = self.counter.truncate(text, cfg.max_summary_tokens)
+            parts.append(f"{cfg.summary_prefix}\n{text}" if cfg.summary_prefix else text)
+        recall_text, recalled = self.recall_block(hits) if hits else ("", ())
+        if recall_text:
+            parts.append(recall_text)
+        if not parts:
+            return None, "", ()
+        first = Turn(
+            role=cfg.summary_role,
+            text="\n\n".join(parts),
+            id=f"summary-v{summary.version}" if summary else "recalled",
+            created_at=summary.created_at if summary else None,
+            extra={"lrm_kind": "summary", "lrm_version": summary.version if summary else 0},
+        )
+        return first, recall_text, recalled
+
+    def recall_block(self, hits: Sequence[RecallHit]) -> tuple[str, tuple[RecallHit, ...]]:
+        """Render hits as quoted lines within ``recall_tokens`` (best first, then by time)."""
+        cfg = self.config
+        budget = cfg.recall_tokens - self.counter.count_text(cfg.recall_prefix)
+        budget -= RECALL_BLOCK_OVERHEAD
+        chosen: list[tuple[RecallHit, str]] = []
+        used = 0
+        for hit in hits:
+            line = self._recall_line(hit)
+            cost = self.counter.count_text(line) + 1  # and its newline
+            if used + cost > budget:
+                continue
+            chosen.append((hit, line))
+            used += cost
+        if not chosen:
+            return "", ()
+        chosen.sort(key=lambda p: (p[0].kind != "fact", p[0].time or 0.0))
+        body = "\n".join(line for _, line in chosen)
+        return f"{cfg.recall_prefix}\n<memories>\n{body}\n</memories>", tuple(h for h, _ in chosen)
+
+    def _recall_line(self, hit: RecallHit) -> str:
+        text = " ".join(hit.text.split())
+        cut = self.counter.truncate(text, self.config.recall_item_tokens)
+        if cut != text:
+            cut += " ..."
+        if hit.kind == "fact":
+            stated = hit.metadata.get("stated_time")
+            return f"- fact{f' ({stated})' if stated else ''}: {cut}"
+        return f"- [{format_time(hit.time)}] {hit.role}: {cut}"
+
+    def _window(
+        self, turns: Sequence[StoredTurn], available: int
+    ) -> tuple[list[StoredTurn], list[int]]:
+        """The newest whole units within ``available`` tokens, and their costs."""
+        units, costs = window_units(turns, self.counter)
+        for i in range(len(units) - 1):  # not the newest: it may still await its results
+            extra = placeholder_results(units[i])
+            if extra:
+                stand_ins = [self._stand_in(t) for t in extra]
+                units[i] = [*units[i], *stand_ins]
+                costs[i] = [*costs[i], *(s.tokens for s in stand_ins)]
+        cost_of = {
+            id(s): c
+            for unit, cs in zip(units, costs, strict=True)
+            for s, c in zip(unit, cs, strict=True)
+        }
+        window = drop_orphan_results(select_suffix(units, costs, available))
+        if not window and units and len(units[-1]) == 1 and units[-1][0].turn.role != "tool":
+            # The newest message alone is larger than the budget: show it cut (the log keeps
+            # it whole), so the model still sees the current question.
+            cut = self.cut_to_fit(units[-1][0], available)
+            if cut is not None:
+                window = [cut]
+                cost_of[id(cut)] = cut.tokens
+        return window, [cost_of[id(s)] for s in window]
+
+    def _stand_in(self, turn: Turn) -> StoredTurn:
+        """A placeholder turn as a stored one (order key -1: it is not in the log)."""
+        return StoredTurn(turn, -1, self.counter.count_turn(turn), self.counter.encoding_name)
+
+    def cut_to_fit(self, stored: StoredTurn, available: int) -> StoredTurn | None:
+        """A copy of ``stored`` whose text is cut to fit ``available`` tokens, or None."""
+        turn = stored.turn
+        overhead = self.counter.count_turn(replace(turn, text="", blocks=None))
+        room = available - overhead - CUT_MARKER_TOKENS
+        if room < MIN_CUT_TOKENS:
+            return None
+        total = self.counter.count_text(turn.text)
+        head = self.counter.truncate(turn.text, room)
+        text = f"{head} [... {total - self.counter.count_text(head)} more tokens not shown]"
+        cut = replace(turn, text=text, blocks=None)
+        cost = self.counter.count_turn(cut)
+        if cost > available:
+            return None
+        return StoredTurn(cut, stored.seq, cost, self.counter.encoding_name, stored.folded_in)

@@ -1,0 +1,55 @@
+"""What every framework adapter of the recursive memory offers beyond its framework's API.
+
+The LangChain chat history and the LlamaIndex memory both expose the summary, a forced
+fold and the upkeep spend of their engine; they inherit them from :class:`SummaryFacade`.
+
+Example:
+    >>> from langchain_recursive_memory.core import MemoryStore, RecursiveMemory
+    >>> from langchain_recursive_memory.core.recursive.facade import SummaryFacade
+    >>> class Adapter(SummaryFacade):
+    ...     def __init__(self, memory):
+    ...         self.engine = memory
+    ...     def _summary_engine(self):
+    ...         return self.engine
+    >>> Adapter(RecursiveMemory("s", store=MemoryStore.in_memory())).summary is None
+    True
+"""
+
+from __future__ import annotations
+
+from ..storage import Summary
+from ..usage import Usage
+from .folder import FoldResult
+from .memory import RecursiveMemory
+
+__all__ = ["SummaryFacade"]
+
+
+class SummaryFacade:
+    """Summary, fold and usage methods over the adapter's engine."""
+
+    def _summary_engine(self) -> RecursiveMemory:
+        """The engine behind the adapter."""
+        raise NotImplementedError
+
+    @property
+    def summary(self) -> str | None:
+        """The current summary text, or None before the first fold."""
+        latest = self._summary_engine().summary()
+        return latest.text if latest is not None else None
+
+    def get_summary(self) -> Summary | None:
+        """The latest summary version with its provenance (turn ids, version, method)."""
+        return self._summary_engine().summary()
+
+    def fold(self, *, force: bool = False) -> FoldResult:
+        """Fold now if due (or always with ``force``); raises if the summarizer fails."""
+        return self._summary_engine().fold(force=force)
+
+    async def afold(self, *, force: bool = False) -> FoldResult:
+        """Async twin of :meth:`fold`."""
+        return await self._summary_engine().afold(force=force)
+
+    def usage(self) -> Usage:
+        """What this session's memory upkeep has spent (LLM calls, input/output tokens)."""
+        return self._summary_engine().usage()

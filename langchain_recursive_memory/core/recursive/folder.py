@@ -1,0 +1,238 @@
+"""The compare-and-set folder: runs the fold plan, one summary version per chunk.
+
+A fold loads the session, asks :func:`~.planner.plan_fold` what to fold, summarizes each
+chunk into the next summary version and commits it compare-and-set
+(:meth:`~..storage.MemoryStore.commit_summary`): a writer that loses reloads and plans
+again (at most :data:`MAX_FOLD_RELOADS` times), so concurrent folds of one session never
+fold a message twice. After each committed version the fold's facts and vectors are
+written (derived state).
+
+A failing summarizer or store never loses a message: the fold is abandoned, logged, and
+retried on a later ``add`` after a cool-down that doubles with each consecutive failure;
+the messages it could not fold stay recallable (their vectors are written anyway). The
+fold health (failures, cool-down, the fold lock, this process's view of the window) is
+shared by every memory object of the session in the process.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..cache import HEALTH_CACHE_ENTRIES, SessionCache, session_cache_key
+from ..config import MemoryConfig
+from ..errors import ModelError, StoreError
+from ..facts import Fact
+from ..runtime.effects import Steps, store_call
+from ..runtime.retry import RetryPolicy
+from ..storage import StoredTurn, Summary
+from ..tokenizer import TokenCounter
+from .derived import DerivedWriter
+from .planner import fold_due, plan_fold
+from .summarize import Summarizer
+from .units import turn_tokens
+
+__all__ = ["MAX_FOLD_RELOADS", "FoldHealth", "FoldResult", "Folder"]
+
+logger = logging.getLogger("langchain_recursive_memory")
+
+MAX_FOLD_RELOADS = 5
+"""Times a fold reloads and plans again after losing a compare-and-set to another writer."""
+
+
+@dataclass(frozen=True, slots=True)
+class FoldResult:
+    """What a fold did.
+
+    Attributes:
+        versions: Summary versions written (0 when nothing was due).
+        folded: Messages folded into the summary.
+        summary: The latest summary after the fold.
+        facts: Facts written or updated by the fold.
+        error: The failure that stopped the fold, if any (the messages wait in the log).
+        skipped: Why no fold was attempted (``"busy"``, ``"cooldown"``), if so.
+    """
+
+    versions: int = 0
+    folded: int = 0
+    summary: Summary | None = None
+    facts: int = 0
+    error: Exception | None = None
+    skipped: str | None = None
+
+
+@dataclass
+class FoldHealth:
+    """A session's fold state in this process (shared by its memory objects)."""
+
+    failures: int = 0
+    retry_at: float = 0.0
+    last_error: Exception | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    # This process's view of the unfolded window: (tokens, messages), None when unknown.
+    window: tuple[int, int] | None = None
+
+    def reset(self) -> None:
+        """Forget failures, cool-down and the window view (after a success or a clear)."""
+        self.failures, self.retry_at, self.last_error, self.window = 0, 0.0, None, None
+
+
+_HEALTH: SessionCache[FoldHealth] = SessionCache("fold health", max_entries=HEALTH_CACHE_ENTRIES)
+
+
+@dataclass
+class _Progress:
+    versions: int = 0
+    folded: int = 0
+    facts: int = 0
+    summary: Summary | None = None
+    pending: list[StoredTurn] = field(default_factory=list)
+
+
+class Folder:
+    """Folds one session (see the module doc).
+
+    Args:
+        summarizer: Summarizes the chunks (and extracts their facts).
+        derived: Writes facts and vectors.
+        config: The budgets.
+        counter: Counts tokens.
+        retry: Its cool-down applies after a failed fold.
+    """
+
+    def __init__(
+        self,
+        summarizer: Summarizer,
+        derived: DerivedWriter,
+        config: MemoryConfig,
+        counter: TokenCounter,
+        retry: RetryPolicy,
+    ) -> None:
+        self.summarizer = summarizer
+        self.derived = derived
+        self.scope = derived.engine.scope
+        self.config = config
+        self.counter = counter
+        self.retry = retry
+        scope = self.scope
+        key = session_cache_key(scope.store, scope.namespace, scope.session_id)
+        self.health = _HEALTH.get_or_create(key, FoldHealth)
+
+    def clearly_not_due(self, tokens: int, messages: int) -> bool:
+        """Whether this process's view of the window says no fold is due after an add.
+
+        The view comes from the last read or fold of the session in this process plus the
+        turns added since; when it is unknown, or the add may reach the budget, the store is
+        read and the fold decided on the real state. Another process's turns are seen at
+        the next read (every read is budget-checked on its own).
+        """
+        view = self.health.window
+        if view is None:
+            return False
+        tokens, messages = tokens + view[0], messages + view[1]
+        if fold_due(tokens, messages, self.config) is not None:
+            return False
+        self.health.window = (tokens, messages)
+        return True
+
+    def observe(self, turns: Sequence[StoredTurn]) -> None:
+        """Record this process's view of the unfolded window."""
+        tokens = sum(turn_tokens(t, self.counter) for t in turns)
+        self.health.window = (tokens, len(turns))
+
+    def steps(self, force: bool, from_add: bool) -> Steps[FoldResult]:
+        """Fold if due (or with ``force``); from ``add``, a cool-down or a busy lock skips.
+
+        Raises:
+            ModelError: When the summarizer failed (not from ``add``).
+            StoreError: When Chroma failed (not from ``add``).
+        """
+        health = self.health
+        if from_add and time.monotonic() < health.retry_at:
+            return FoldResult(skipped="cooldown", error=health.last_error)
+        if not health.lock.acquire(blocking=False):
+            return FoldResult(skipped="busy")
+        progress = _Progress()
+        try:
+            for _ in range(MAX_FOLD_RELOADS):
+                lost = yield from self._attempt_steps(force, progress)
+                if not lost:
+                    break
+                force = False
+        except (ModelError, StoreError) as exc:
+            yield from self._failed_steps(exc, progress)
+            if not from_add:
+                raise
+            return self._result(progress, exc)
+        finally:
+            health.lock.release()
+        health.failures, health.last_error, health.retry_at = 0, None, 0.0
+        return self._result(progress, None)
+
+    def _attempt_steps(self, force: bool, progress: _Progress) -> Steps[bool]:
+        """Load, plan and fold; return whether another writer won a version first."""
+        scope = self.scope
+        state = yield from store_call(scope.store.load, scope.namespace, scope.session_id)
+        progress.summary = state.summary
+        plan = plan_fold(state.turns, self.config, self.counter, force=force)
+        self.observe(state.turns)
+        if plan is None:
+            return False
+        progress.pending = list(plan.folded)
+        done_ids: set[str] = set()
+        repair = state.repair_ids
+        for chunk in plan.chunks:
+            new, facts = yield from self._version_steps(progress.summary, chunk)
+            won = yield from store_call(scope.store.commit_summary, new, repair)
+            if not won:
+                return True
+            progress.summary, repair = new, ()
+            progress.versions += 1
+            progress.folded += len(chunk)
+            done_ids.update(new.turn_ids)
+            self.observe([t for t in state.turns if t.id not in done_ids])
+            progress.pending = progress.pending[len(chunk) :]
+            progress.facts += yield from self.derived.write_steps(chunk, facts)
+        return False
+
+    def _version_steps(
+        self, summary: Summary | None, chunk: Sequence[StoredTurn]
+    ) -> Steps[tuple[Summary, list[Fact] | None]]:
+        """The next summary version (``summary`` with ``chunk`` folded in) and its facts."""
+        done = yield from self.summarizer.steps(summary, chunk)
+        new = Summary(
+            namespace=self.scope.namespace,
+            session_id=self.scope.session_id,
+            version=(summary.version if summary else 0) + 1,
+            text=done.text,
+            tokens=self.counter.count_text(done.text),
+            turn_ids=tuple(t.id for t in chunk),
+            first_turn_id=summary.first_turn_id if summary else chunk[0].id,
+            last_turn_id=chunk[-1].id,
+            covered=(summary.covered if summary else 0) + len(chunk),
+            method=done.method,
+        )
+        return new, done.facts
+
+    def _failed_steps(self, exc: Exception, progress: _Progress) -> Steps[None]:
+        health = self.health
+        health.failures += 1
+        health.last_error = exc
+        health.retry_at = time.monotonic() + self.retry.cooldown_after(health.failures)
+        logger.warning(
+            "session %r: fold failed (%s); the messages stay unfolded in the log and the "
+            "fold is retried later",
+            self.scope.session_id,
+            exc,
+        )
+        # While the fold waits, the messages it could not fold stay recallable.
+        yield from self.derived.write_steps(progress.pending, None)
+
+    @staticmethod
+    def _result(progress: _Progress, error: Exception | None) -> FoldResult:
+        return FoldResult(
+            progress.versions, progress.folded, progress.summary, progress.facts, error=error
+        )

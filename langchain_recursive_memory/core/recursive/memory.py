@@ -1,0 +1,431 @@
+"""The recursive summary memory (arXiv 2310.10168) and the hybrid memory: the facades.
+
+Recent messages stay verbatim in a window; when the window overflows its budget, its
+oldest part is folded into the running summary, ``S_k = LLM(S_{k-1} + overflow)``, and the
+context handed to the model is ``summary + window``, bounded however long the conversation.
+
+:class:`HybridMemory` adds what summaries lose: at each fold it extracts atomic facts
+(names, numbers, dates, preferences, decisions) into Chroma, and it recalls facts and
+archived turns relevant to the current question (BM25 and embeddings, fused), so the
+context becomes ``summary + recalled memories + window`` within the same budget.
+
+The work is done by the parts of this package: :mod:`.planner` (when and what to fold),
+:mod:`.folder` (the compare-and-set fold), :mod:`.summarize`, :mod:`.derived` (facts and
+vectors), :mod:`.recall` and :mod:`.context` (the one context builder). Each operation is
+written once, as steps; the sync methods run them with blocking calls, the async twins
+(``aadd``, ``afold``, ``arecall``, ``acontext``...) with ``await``.
+
+Guarantees:
+
+* A message is durable in the turn log when ``add`` returns; it is never deleted by a fold.
+* A failing summary model (error, timeout, empty answer) never loses a message and is never
+  written in as the summary: the fold is abandoned, logged, retried on a later ``add``
+  (after a cool-down), and meanwhile the context still fits the budget because only the
+  newest messages that fit are shown; the others wait in the log (and stay recallable).
+* With no model configured, folds use :class:`~.summarize.ExtractiveSummarizer` (no LLM
+  calls): the summary is a rolling extract of the latest folded messages.
+* The summary and its cutoff are persisted, so a restart resumes with zero LLM calls.
+* Concurrent folds of one session are harmless: versions are written compare-and-set.
+* Facts and vectors are derived state: a failure writing them is logged and never fails
+  ``add``; :meth:`RecursiveMemory.reindex` rebuilds the vectors.
+
+Example:
+    >>> from langchain_recursive_memory.core import MemoryStore, RecursiveMemory, Turn
+    >>> memory = RecursiveMemory("demo", store=MemoryStore.in_memory(), max_tokens=400)
+    >>> for i in range(40):
+    ...     _ = memory.add([Turn(role="user", text=f"Message number {i} about the garden.")])
+    >>> ctx = memory.context()
+    >>> ctx.tokens <= 400, len(memory.turns())
+    (True, 40)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from os import PathLike
+from typing import Any
+
+from ..config import DEFAULT_MAX_TOKENS, MemoryConfig, recall_share
+from ..engine import Engine, resolve_config, turn_list
+from ..errors import ConfigurationError
+from ..facts import Fact
+from ..models import TextModel
+from ..retrieval.hits import RecallHit
+from ..runtime.background import BackgroundFolds
+from ..runtime.effects import Steps, store_call
+from ..runtime.retry import RetryPolicy
+from ..storage import DEFAULT_NAMESPACE, MemoryStore, SessionState, StoredTurn, Summary
+from ..tokenizer import TokenCounter
+from ..turn import Turn
+from ..usage import UsageRecord
+from .context import Context, ContextBuilder
+from .derived import DerivedWriter
+from .folder import Folder, FoldResult
+from .recall import KINDS, Recaller, check_kinds
+from .summarize import FACT_MODES, FactSettings, Summarizer
+
+__all__ = ["CONTEXT_RECALL_K", "HybridMemory", "RecursiveMemory"]
+
+logger = logging.getLogger("langchain_recursive_memory")
+
+CONTEXT_RECALL_K = 12
+"""Memories considered for the recall share of ``context(query)`` by default."""
+
+
+class RecursiveMemory(Engine):
+    """Recursive summary memory of one session, on a Chroma store.
+
+    Args:
+        session_id: The conversation's id (any non-empty string up to 1,024 characters).
+        model: The summarizer, any :class:`~..models.TextModel` (a cheaper model than the
+            chat model is the usual choice). None: the no-LLM extractive summarizer.
+        store: A :class:`~..storage.MemoryStore`. Default: an embedded persistent store at
+            ``path`` (or :func:`~..storage.default_path`).
+        path: Directory of the default embedded store.
+        namespace: Isolates tenants or apps sharing a store (default ``"default"``).
+        config: A :class:`~..config.MemoryConfig`; or give its fields as keyword arguments
+            (``max_tokens=2000``, ``max_summary_tokens=300``, ...).
+        counter: Token counter; default: ``TokenCounter(tokenizer_model)``.
+        tokenizer_model: Model name whose encoding counts tokens (default ``"gpt-4o"``).
+        retry: Retries, timeouts and cool-down of model and embedding calls.
+        shorten_attempts: How many times an over-long summary is sent back to be shortened
+            before it is truncated (default 1).
+        embedder: For dense recall: a LangChain ``Embeddings``, a LlamaIndex
+            ``BaseEmbedding``, a Chroma ``EmbeddingFunction`` or a core ``Embedder``.
+            None (default): recall is lexical (BM25) only.
+        extract_facts: Extract atomic facts at each fold (needs ``model``; default False,
+            True in :class:`HybridMemory`).
+        fact_mode: ``"combined"`` (default: facts come from the summary call itself) or
+            ``"separate"`` (a second call per fold).
+        fact_attempts: Times a malformed facts answer is asked again before the facts of
+            that fold are skipped with a warning (default 2).
+        on_usage: Called with a :class:`~..usage.UsageRecord` after each operation that
+            called the model (also kept in the store: see :meth:`usage`).
+        background_folds: Fold on a background thread (sync) or task (async) so that
+            ``add`` returns as soon as the turns are stored (default False). Reads during a
+            fold see the state before or after it, always within the budget.
+        **config_fields: Fields of :class:`~..config.MemoryConfig`.
+
+    Raises:
+        ConfigurationError: For invalid budgets or conflicting arguments.
+        InvalidInputError: For an invalid session id or namespace.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        model: TextModel | None = None,
+        store: MemoryStore | None = None,
+        path: str | PathLike[str] | None = None,
+        namespace: str = DEFAULT_NAMESPACE,
+        config: MemoryConfig | None = None,
+        counter: TokenCounter | None = None,
+        tokenizer_model: str = "gpt-4o",
+        retry: RetryPolicy | None = None,
+        shorten_attempts: int = 1,
+        embedder: Any = None,
+        extract_facts: bool = False,
+        fact_mode: str = "combined",
+        fact_attempts: int = 2,
+        background_folds: bool = False,
+        on_usage: Callable[[UsageRecord], None] | None = None,
+        **config_fields: Any,
+    ) -> None:
+        if shorten_attempts < 0:
+            raise ConfigurationError.for_value("shorten_attempts", shorten_attempts, "must be >= 0")
+        if fact_mode not in FACT_MODES:
+            raise ConfigurationError.for_value("fact_mode", fact_mode, f"must be in {FACT_MODES}")
+        if fact_attempts < 1:
+            raise ConfigurationError.for_value("fact_attempts", fact_attempts, "must be >= 1")
+        self.config = resolve_config(MemoryConfig, config, config_fields)
+        counter = counter or TokenCounter(tokenizer_model)
+        super().__init__(
+            session_id, model, store, path, namespace, retry, counter, embedder, on_usage
+        )
+        self.extract_facts = extract_facts
+        self.fact_mode = fact_mode
+        self.background_folds = background_folds
+        self._background = BackgroundFolds()
+        self.context_builder = ContextBuilder(self.config, self.counter)
+        facts = FactSettings(extract_facts, fact_mode, fact_attempts)
+        summarizer = Summarizer(
+            self.scope, self.config, self.counter, self.runner, facts, shorten_attempts
+        )
+        derived = DerivedWriter(self)
+        self._folder = Folder(summarizer, derived, self.config, self.counter, self.retry)
+        self._recaller = Recaller(self, self.context_builder, derived)
+        self._derived = derived
+        if model is None:
+            logger.info(
+                "session %r: no summary model configured; folds use the extractive "
+                "summarizer (no LLM calls)%s",
+                session_id,
+                "; facts are not extracted" if extract_facts else "",
+            )
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(session_id={self.session_id!r}, "
+            f"namespace={self.namespace!r}, model={self.model!r}, "
+            f"max_tokens={self.config.max_tokens})"
+        )
+
+    @property
+    def last_fold_error(self) -> Exception | None:
+        """The error of the last failed fold, or None if the last fold succeeded."""
+        return self._folder.health.last_error
+
+    def build_context(
+        self, state: SessionState, hits: Sequence[RecallHit] = (), *, reserve: int = 0
+    ) -> Context:
+        """Return the context of a loaded state and recalled hits (pure: no I/O).
+
+        See :class:`~.context.ContextBuilder`; ``reserve`` tokens of ``max_tokens`` are
+        left free for what the caller adds itself.
+        """
+        return self.context_builder.build(state, hits, reserve=reserve)
+
+    # -- steps ------------------------------------------------------------------------------
+
+    def _add_steps(self, turns: Sequence[Turn], fold: bool) -> Steps[list[StoredTurn]]:
+        stored, tokens = yield from self._append_steps(turns)
+        if fold and not self._folder.clearly_not_due(tokens, len(stored)):
+            yield from self._folder.steps(force=False, from_add=True)
+        return stored
+
+    def _context_steps(self, query: str | None, k: int | None, reserve: int) -> Steps[Context]:
+        state = yield from store_call(self.store.load, self.namespace, self.session_id)
+        self._folder.observe(state.turns)
+        base = self.build_context(state, reserve=reserve)
+        if query is None or not query.strip() or self.config.recall_tokens == 0:
+            return base
+        exclude = {t.id for t in base.window if t.id is not None}
+        hits = yield from self._recaller.steps(query, k or CONTEXT_RECALL_K, KINDS, exclude, state)
+        return self.build_context(state, hits, reserve=reserve)
+
+    def _reindex_steps(self) -> Steps[int]:
+        turns = yield from store_call(self.store.turns, self.namespace, self.session_id)
+        facts = yield from store_call(self.store.get_facts, self.namespace, self.session_id)
+        state = yield from store_call(self.store.load, self.namespace, self.session_id)
+        window = {t.id for t in self.build_context(state).window}
+        archived = [t for t in turns if t.id not in window]
+        return (yield from self._derived.index_steps(archived, facts, refresh_facts=False))
+
+    def _forget(self) -> None:
+        self._folder.health.reset()
+        self._recaller.forget()
+
+    # -- public API: sync and async twins ---------------------------------------------------
+
+    def add(self, turns: Turn | Sequence[Turn], *, fold: bool = True) -> list[StoredTurn]:
+        """Store turns durably, then fold if the window is over budget.
+
+        With ``background_folds=True`` the fold runs on a background thread and ``add``
+        returns as soon as the turns are stored (see :meth:`wait_for_folds`).
+
+        Args:
+            turns: One turn or several, in conversation order.
+            fold: Fold if due (default). A failed fold is logged and retried later; it
+                never fails ``add``.
+
+        Returns:
+            The stored turns (with ids and order keys).
+
+        Raises:
+            StoreError: When the turns could not be stored (nothing was stored).
+        """
+        inline = fold and not self.background_folds
+        stored = self.runner.run(self._add_steps(turn_list(turns), inline))
+        if fold and self.background_folds:
+            self._background.submit(self._background_fold)
+        return stored
+
+    async def aadd(self, turns: Turn | Sequence[Turn], *, fold: bool = True) -> list[StoredTurn]:
+        """Async twin of :meth:`add` (a background fold is an asyncio task)."""
+        inline = fold and not self.background_folds
+        stored = await self.runner.arun(self._add_steps(turn_list(turns), inline))
+        if fold and self.background_folds:
+            self._background.submit_async(self._abackground_fold)
+        return stored
+
+    def _background_fold(self) -> None:
+        self.runner.run(self._folder.steps(force=False, from_add=True))
+
+    async def _abackground_fold(self) -> None:
+        await self.runner.arun(self._folder.steps(force=False, from_add=True))
+
+    def wait_for_folds(self, timeout: float | None = None) -> bool:
+        """Wait until no background fold of this memory is pending (sync ones).
+
+        Returns:
+            True if none is pending, False if ``timeout`` expired first.
+        """
+        return self._background.wait(timeout)
+
+    async def await_folds(self) -> None:
+        """Wait until this memory's background fold tasks (async ones) have finished."""
+        await self._background.await_tasks()
+
+    def fold(self, *, force: bool = False) -> FoldResult:
+        """Fold now if due (or unconditionally with ``force``), ignoring any cool-down.
+
+        Raises:
+            ModelError: When the summary model failed after its retries.
+            StoreError: When Chroma failed.
+        """
+        return self.runner.run(self._folder.steps(force=force, from_add=False))
+
+    async def afold(self, *, force: bool = False) -> FoldResult:
+        """Async twin of :meth:`fold`."""
+        return await self.runner.arun(self._folder.steps(force=force, from_add=False))
+
+    def context(
+        self, query: str | None = None, *, k: int | None = None, reserve: int = 0
+    ) -> Context:
+        """Return the context within ``max_tokens`` (reads the store).
+
+        Args:
+            query: The current question. With it (and ``recall_tokens`` > 0), the first
+                message also holds the facts and archived turns recalled for it.
+            k: Most memories to consider for the recall share (default 12).
+            reserve: Tokens of ``max_tokens`` to leave free for what the caller sends
+                beside the context (a system prompt it adds itself).
+        """
+        return self.runner.run(self._context_steps(query, k, reserve))
+
+    async def acontext(
+        self, query: str | None = None, *, k: int | None = None, reserve: int = 0
+    ) -> Context:
+        """Async twin of :meth:`context`."""
+        return await self.runner.arun(self._context_steps(query, k, reserve))
+
+    def recall(self, query: str, k: int = 6, *, kinds: Sequence[str] = KINDS) -> list[RecallHit]:
+        """Return the ``k`` facts and archived turns most relevant to ``query``.
+
+        See :mod:`.recall` for the ranking. Each hit carries its score, its lexical and
+        dense ranks and its provenance.
+
+        Raises:
+            InvalidInputError: For a query that is not a string or ``k`` < 1.
+        """
+        return self.runner.run(self._recaller.steps(query, k, check_kinds(kinds)))
+
+    async def arecall(
+        self, query: str, k: int = 6, *, kinds: Sequence[str] = KINDS
+    ) -> list[RecallHit]:
+        """Async twin of :meth:`recall`."""
+        return await self.runner.arun(self._recaller.steps(query, k, check_kinds(kinds)))
+
+    def facts(self) -> list[Fact]:
+        """Return the session's facts, oldest first."""
+        return self.store.get_facts(self.namespace, self.session_id)
+
+    async def afacts(self) -> list[Fact]:
+        """Async twin of :meth:`facts`."""
+        return await asyncio.to_thread(self.facts)
+
+    def reindex(self) -> int:
+        """Embed every archived turn and fact that has no vector yet.
+
+        Use it after adding an embedder to an existing session, or after an embedding
+        failure. Returns how many records were embedded.
+        """
+        if self.embedder is None:
+            return 0
+        return self.runner.run(self._reindex_steps())
+
+    async def areindex(self) -> int:
+        """Async twin of :meth:`reindex`."""
+        if self.embedder is None:
+            return 0
+        return await self.runner.arun(self._reindex_steps())
+
+    def set_turns(self, turns: Sequence[Turn]) -> None:
+        """Make the session's turns exactly ``turns``.
+
+        When the stored log is a prefix of ``turns`` (an application handing back the
+        history it read, or the same history loaded at every start), only the new turns
+        are added and the summary is kept; otherwise the session is cleared first.
+        """
+        items = turn_list(turns)
+        stored = [s.turn for s in self.turns()]
+        if not _is_prefix(stored, items):
+            self.clear()
+            stored = []
+        if items[len(stored) :]:
+            self.add(items[len(stored) :])
+
+    async def aset_turns(self, turns: Sequence[Turn]) -> None:
+        """Async twin of :meth:`set_turns`."""
+        items = turn_list(turns)
+        stored = [s.turn for s in await self.aturns()]
+        if not _is_prefix(stored, items):
+            await self.aclear()
+            stored = []
+        if items[len(stored) :]:
+            await self.aadd(items[len(stored) :])
+
+    def summary(self) -> Summary | None:
+        """Return the latest summary version, or None."""
+        return self.store.latest_summary(self.namespace, self.session_id)
+
+    async def asummary(self) -> Summary | None:
+        """Async twin of :meth:`summary`."""
+        return await asyncio.to_thread(self.summary)
+
+
+def _is_prefix(stored: Sequence[Turn], turns: Sequence[Turn]) -> bool:
+    """Whether ``stored`` begins ``turns`` (ignoring the ids and times the store gave)."""
+
+    def bare(turn: Turn) -> Turn:
+        return replace(turn, id=None, created_at=None)
+
+    return len(stored) <= len(turns) and all(
+        bare(a) == bare(b) for a, b in zip(stored, turns, strict=False)
+    )
+
+
+class HybridMemory(RecursiveMemory):
+    """Recursive summary plus facts and recall: ``summary + recalled + window``.
+
+    The same engine as :class:`RecursiveMemory` with other defaults: facts are extracted at
+    each fold (in the summary call), and a quarter of ``max_tokens`` is reserved for the
+    facts and archived turns recalled for the current question
+    (``context(query)``, ``recall(query, k)``). With no embedder, recall is BM25 only.
+
+    Args:
+        session_id: The conversation's id.
+        embedder: LangChain ``Embeddings``, LlamaIndex ``BaseEmbedding``, Chroma
+            ``EmbeddingFunction`` or None (lexical recall only).
+        extract_facts: Default True.
+        **kwargs: Everything :class:`RecursiveMemory` takes. ``recall_tokens`` defaults to
+            ``max_tokens // 4`` (see :func:`~..config.recall_share`).
+
+    Example:
+        >>> from langchain_recursive_memory.core import HybridMemory, MemoryStore, Turn
+        >>> memory = HybridMemory("s", store=MemoryStore.in_memory(), max_tokens=500)
+        >>> _ = memory.add(Turn(role="user", text="My locker code is 4471."))
+        >>> for i in range(30):
+        ...     _ = memory.add(Turn(role="user", text=f"Small talk number {i} about weather."))
+        >>> [h.text for h in memory.recall("What is my locker code?", k=1)]
+        ['My locker code is 4471.']
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        embedder: Any = None,
+        extract_facts: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        if kwargs.get("config") is None:
+            max_tokens = kwargs.get("max_tokens", DEFAULT_MAX_TOKENS)
+            kwargs["recall_tokens"] = recall_share(
+                max_tokens, kwargs.get("recall_tokens"), hybrid=True
+            )
+        super().__init__(session_id, embedder=embedder, extract_facts=extract_facts, **kwargs)

@@ -1,0 +1,142 @@
+"""Exact cosine search over a session's vectors, read by id and cached per process.
+
+Recall scores a session's records exactly (a dot product with every vector) instead of
+asking Chroma for a filtered kNN: the filtered HNSW search costs ~80 ms in a
+100,000-vector collection whatever the session's size, a read by id does not, and exact
+search cannot miss (``benchmarks/overhead.py``). Unit vectors are cached per process and
+session (:data:`~..cache.VECTOR_CACHE_BYTES`); a cached vector is used only while its
+stored text hash matches the current text (a corrected fact, a turn id reused after
+``clear()``), and a vector whose stored hash differs is used but not cached, so the next
+search reads it again.
+
+Example:
+    >>> import numpy as np
+    >>> from langchain_recursive_memory.core.retrieval.dense import cosine_top
+    >>> cosine_top(np.array([1.0, 0.0]), [np.array([0.0, 1.0]), np.array([1.0, 0.0])], 1)
+    [(1, 1.0)]
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..cache import HEALTH_CACHE_ENTRIES, VECTOR_CACHE_BYTES, SessionCache, session_cache_key
+from ..runtime.effects import Steps, store_call
+from ..storage import MemoryStore
+
+__all__ = ["Candidate", "cosine_top", "nearest_steps", "unit"]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A record to score: its vector record id, what it is, and its current text's hash."""
+
+    record_id: str
+    kind: str
+    ref: str
+    text_hash: str
+
+
+@dataclass
+class _SessionVectors:
+    """Unit vectors of a session's records: record id -> (text hash, vector)."""
+
+    vectors: dict[str, tuple[str, np.ndarray]] = field(default_factory=dict)
+    nbytes: int = 0
+
+
+_LOCK = threading.Lock()
+_VECTORS: SessionCache[_SessionVectors] = SessionCache(
+    "vectors", max_entries=HEALTH_CACHE_ENTRIES, max_bytes=VECTOR_CACHE_BYTES
+)
+
+
+def unit(vector: Sequence[float] | np.ndarray) -> np.ndarray | None:
+    """``vector`` scaled to length 1 (float32), or None for a zero or non-finite vector."""
+    arr = np.asarray(vector, np.float32)
+    norm = float(np.linalg.norm(arr))
+    if norm == 0.0 or not np.isfinite(norm):
+        return None
+    return arr / norm
+
+
+def cosine_top(query: np.ndarray, vectors: Sequence[np.ndarray], n: int) -> list[tuple[int, float]]:
+    """The ``n`` best ``(position, similarity)`` of unit ``vectors`` against unit ``query``."""
+    if not vectors:
+        return []
+    similarity = np.stack(list(vectors)) @ query
+    best = np.argsort(-similarity, kind="stable")[:n]
+    return [(int(i), float(similarity[i])) for i in best]
+
+
+def nearest_steps(
+    source: MemoryStore,
+    space: str,
+    scope: tuple[str, str],
+    vector: Sequence[float],
+    wanted: Sequence[Candidate],
+    n: int,
+) -> Steps[list[tuple[Candidate, float]]]:
+    """Exact cosine search of ``vector`` over the ``wanted`` records of a session.
+
+    Args:
+        source: The store.
+        space: The embedder's vector collection.
+        scope: ``(namespace, session_id)``.
+        vector: The query's embedding.
+        wanted: The records to score (records without a stored vector are left out).
+        n: Most results.
+
+    Returns:
+        Up to ``n`` ``(candidate, similarity)``, most similar first.
+    """
+    query = unit(vector)
+    if query is None or not wanted:
+        return []
+    namespace, session_id = scope
+    key = (*session_cache_key(source, namespace, session_id), space)
+    entry = _VECTORS.get(key) or _SessionVectors()
+    found: dict[str, np.ndarray] = {}
+    missing = []
+    for cand in wanted:
+        hit = entry.vectors.get(cand.record_id)
+        if hit is not None and hit[0] == cand.text_hash:
+            found[cand.record_id] = hit[1]
+        else:
+            missing.append(cand.record_id)
+    if missing:
+        records = yield from store_call(
+            source.vectors_by_ids, space, namespace, session_id, missing
+        )
+        digests = {c.record_id: c.text_hash for c in wanted}
+        fresh = []
+        for rec in records:
+            vec = unit(rec.vector)
+            if vec is None or vec.shape != query.shape:
+                continue
+            found[rec.id] = vec
+            if rec.text_hash == digests[rec.id]:
+                fresh.append((rec.id, rec.text_hash, vec))
+        if fresh:
+            _remember(key, entry, fresh)
+    order = [c for c in wanted if c.record_id in found]
+    best = cosine_top(query, [found[c.record_id] for c in order], n)
+    return [(order[i], similarity) for i, similarity in best]
+
+
+def _remember(
+    key: tuple[str, ...], entry: _SessionVectors, items: Sequence[tuple[str, str, np.ndarray]]
+) -> None:
+    """Add ``(record id, text hash, unit vector)`` items to a session's cached vectors."""
+    with _LOCK:
+        for record_id, digest, vec in items:
+            old = entry.vectors.get(record_id)
+            if old is not None:
+                entry.nbytes -= old[1].nbytes
+            entry.vectors[record_id] = (digest, vec)
+            entry.nbytes += vec.nbytes
+        _VECTORS.put(key, entry, entry.nbytes)

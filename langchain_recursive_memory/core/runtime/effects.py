@@ -1,0 +1,136 @@
+"""Typed effects: what the engines' steps ask the outside world to do.
+
+The engines' operations (add, fold, recall, retrieve...) are written once, as generators
+(:data:`Steps`) that yield an effect and receive its result:
+
+* :class:`StoreCall` - a blocking store call (run directly, or in a worker thread when
+  async);
+* :class:`ModelCall` - a model call with a parser (a parse failure counts as a failed
+  attempt);
+* :class:`EmbedCall` - an embedding call (documents, or one query);
+* :class:`Gather` - several model calls at once (in turn when sync, concurrently when
+  async); their results or their exceptions come back in order.
+
+Steps never yield effects directly; they call the typed helpers below with ``yield from``,
+which give the result its type::
+
+    state = yield from store_call(self.store.load, namespace, session_id)  # SessionState
+
+A :class:`~.runner.Runner` performs the effects, with blocking calls or with ``await``.
+
+Example:
+    >>> from langchain_recursive_memory.core.runtime import Runner, store_call
+    >>> def steps():
+    ...     value = yield from store_call(lambda: 20)
+    ...     return value + 1
+    >>> Runner().run(steps())
+    21
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Generic, TypeVar, cast
+
+__all__ = [
+    "EmbedCall",
+    "Gather",
+    "ModelCall",
+    "Steps",
+    "StoreCall",
+    "complete",
+    "embed_documents",
+    "embed_query",
+    "first_error",
+    "gather",
+    "store_call",
+]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCall(Generic[T]):
+    """A blocking store call (run directly, or in a worker thread by the async shell)."""
+
+    fn: Callable[[], T]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall(Generic[T]):
+    """A model call; ``parse`` turns the answer into the result (a failure is a failed attempt).
+
+    Attributes:
+        prompt: The prompt.
+        parse: Validates and converts the model's answer; raising counts as a failed attempt.
+        purpose: Labels the call in the upkeep accounting (``"fold"``, ``"facts"``...).
+    """
+
+    prompt: str
+    parse: Callable[[str], T]
+    purpose: str = "fold"
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedCall:
+    """An embedding call: documents, or one query (``query=True``)."""
+
+    texts: tuple[str, ...]
+    query: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Gather:
+    """Several model calls at once; their results or exceptions come back in order."""
+
+    calls: tuple[ModelCall[Any], ...]
+
+
+Effect = StoreCall[Any] | ModelCall[Any] | EmbedCall | Gather
+"""Anything a step may yield."""
+
+Steps = Generator[Effect, Any, R]
+"""An operation written once: a generator of effects that returns ``R``."""
+
+
+def store_call(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Steps[T]:
+    """Call ``fn(*args, **kwargs)`` against the store and return its result."""
+    value = yield StoreCall(partial(fn, *args, **kwargs) if args or kwargs else fn)
+    return cast(T, value)
+
+
+def complete(prompt: str, parse: Callable[[str], T], purpose: str = "fold") -> Steps[T]:
+    """Ask the model, parse the answer, return the parsed value (retried on failure)."""
+    value = yield ModelCall(prompt, parse, purpose)
+    return cast(T, value)
+
+
+def embed_documents(texts: Sequence[str]) -> Steps[list[list[float]]]:
+    """Embed documents (in batches of the runner's ``embed_batch_size``)."""
+    value = yield EmbedCall(tuple(texts))
+    return cast("list[list[float]]", value)
+
+
+def embed_query(text: str) -> Steps[list[float]]:
+    """Embed one search query."""
+    value = yield EmbedCall((text,), query=True)
+    return cast("list[float]", value)
+
+
+def gather(calls: Sequence[ModelCall[T]]) -> Steps[list[T | Exception]]:
+    """Make several model calls at once; each result is the parsed value or the exception."""
+    if not calls:
+        return []
+    value = yield Gather(tuple(calls))
+    return cast("list[T | Exception]", value)
+
+
+def first_error(results: Sequence[T | Exception]) -> list[T]:
+    """Return the results of :func:`gather`, raising the first exception among them."""
+    for item in results:
+        if isinstance(item, Exception):
+            raise item
+    return cast("list[T]", list(results))

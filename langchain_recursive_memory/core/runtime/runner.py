@@ -1,0 +1,347 @@
+"""The runner the engines hold: performs their effects, synchronously or with ``await``.
+
+``run(steps)`` drives a generator of effects with blocking calls, ``await arun(steps)``
+with ``await``: store calls run directly (or in a worker thread), model and embedding
+calls get the retry policy's timeout and bounded backoff (one retry decision,
+:class:`~.retry.Retrying`, for both shells). A call's final failure is thrown into the
+step as a :class:`~..errors.ModelError` / :class:`~..errors.EmbeddingError` chained to
+its cause; the step handles it or lets it through.
+
+What each run's model calls spent is handed to ``on_usage`` when the run ends.
+
+Example:
+    >>> from langchain_recursive_memory.core import FunctionTextModel
+    >>> from langchain_recursive_memory.core.runtime import Runner, complete
+    >>> def steps():
+    ...     answer = yield from complete("say hi", str.upper)
+    ...     return answer
+    >>> Runner(model=FunctionTextModel(lambda prompt: "hi")).run(steps())
+    'HI'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar, cast
+
+from ..errors import EmbeddingError, ModelError
+from ..models import Embedder, TextModel, check_vectors
+from ..tokenizer import TokenCounter
+from ..usage import Usage
+from .effects import Effect, EmbedCall, Gather, ModelCall, Steps, StoreCall
+from .retry import Retrying, RetryPolicy, acall_with_timeout, call_with_timeout
+
+__all__ = ["DEFAULT_EMBED_BATCH", "Runner"]
+
+logger = logging.getLogger("langchain_recursive_memory")
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+DEFAULT_EMBED_BATCH = 64
+"""Texts per embedding call; each call gets the retry policy's timeout."""
+
+
+class _Spend:
+    """What one run's model calls spent, per purpose."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.by_purpose: dict[str, Usage] = {}
+
+    def failed(self, purpose: str) -> None:
+        self.by_purpose.setdefault(purpose, Usage()).failed_calls += 1
+
+    @contextmanager
+    def counting(self, purpose: str) -> Iterator[None]:
+        """Count a failed call when the block raises."""
+        try:
+            yield
+        except Exception:
+            self.failed(purpose)
+            raise
+
+    def parsed(self, call: ModelCall[T], answer: str) -> T:
+        """The parsed answer of ``call``, counted as answered (or as failed if unusable)."""
+        with self.counting(call.purpose):
+            value = call.parse(answer)
+        self.answered(call.purpose, call.prompt, answer)
+        return value
+
+    def answered(self, purpose: str, prompt: str, answer: str) -> None:
+        usage = self.by_purpose.setdefault(purpose, Usage())
+        usage.calls += 1
+        reported_in = getattr(answer, "input_tokens", None)
+        reported_out = getattr(answer, "output_tokens", None)
+        if isinstance(reported_in, int) and isinstance(reported_out, int):
+            usage.reported_calls += 1
+            usage.input_tokens += reported_in
+            usage.output_tokens += reported_out
+        else:
+            usage.input_tokens += self.counter.count_text(prompt)
+            usage.output_tokens += self.counter.count_text(str(answer))
+
+
+class _Drive:
+    """One run of steps: what is sent in next (a result or an error), and the outcome."""
+
+    def __init__(self, steps: Steps[Any]) -> None:
+        self.steps = steps
+        self.send: Any = None
+        self.error: Exception | None = None
+        self.value: Any = None
+        self.done = False
+
+    def next(self) -> Effect | None:
+        """Resume the steps with the last result or error; their next effect, or None."""
+        try:
+            if self.error is not None:
+                effect = self.steps.throw(self.error)
+            else:
+                effect = self.steps.send(self.send)
+        except StopIteration as stop:
+            self.value, self.done = stop.value, True
+            return None
+        self.send, self.error = None, None
+        return effect
+
+    def close(self) -> None:
+        """Run the steps' ``finally`` blocks now (locks) when they did not finish."""
+        if not self.done:
+            self.steps.close()
+
+
+class Runner:
+    """Performs the effects of steps for one engine.
+
+    Args:
+        model: The model of :class:`~.effects.ModelCall` effects (None: such a call fails).
+        embedder: The embedder of :class:`~.effects.EmbedCall` effects.
+        retry: Attempts, delays and timeout of model and embedding calls.
+        counter: Counts prompt and answer tokens the provider did not report.
+        on_usage: Called after each run whose model calls spent something.
+        embed_batch_size: Texts per embedding call.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: TextModel | None = None,
+        embedder: Embedder | None = None,
+        retry: RetryPolicy | None = None,
+        counter: TokenCounter | None = None,
+        on_usage: Callable[[dict[str, Usage]], None] | None = None,
+        embed_batch_size: int = DEFAULT_EMBED_BATCH,
+    ) -> None:
+        self.model = model
+        self.embedder = embedder
+        self.retry = retry or RetryPolicy()
+        self.counter = counter or TokenCounter()
+        self.on_usage = on_usage
+        self.embed_batch_size = embed_batch_size
+
+    # -- drivers ----------------------------------------------------------------------------
+
+    def run(self, steps: Steps[R]) -> R:
+        """Drive ``steps`` with blocking calls and return their result."""
+        drive, spend = _Drive(steps), _Spend(self.counter)
+        try:
+            while (effect := drive.next()) is not None:
+                try:
+                    if isinstance(effect, Gather):
+                        drive.send = [self._captured(call, spend) for call in effect.calls]
+                    else:
+                        drive.send = self._perform(effect, spend)
+                except Exception as exc:  # handed to the step, which decides
+                    drive.error = exc
+            return cast(R, drive.value)
+        finally:
+            drive.close()
+            self._report(spend)
+
+    async def arun(self, steps: Steps[R]) -> R:
+        """Drive ``steps`` with ``await`` and return their result."""
+        drive, spend = _Drive(steps), _Spend(self.counter)
+        try:
+            while (effect := drive.next()) is not None:
+                try:
+                    if isinstance(effect, Gather):
+                        calls = (self._acomplete(call, spend) for call in effect.calls)
+                        drive.send = list(await asyncio.gather(*calls, return_exceptions=True))
+                    else:
+                        drive.send = await self._aperform(effect, spend)
+                except Exception as exc:
+                    drive.error = exc
+            return cast(R, drive.value)
+        finally:
+            drive.close()  # cancellation included: release the step's locks at once
+            if spend.by_purpose:
+                await asyncio.to_thread(self._report, spend)
+
+    def _report(self, spend: _Spend) -> None:
+        if not spend.by_purpose or self.on_usage is None:
+            return
+        try:
+            self.on_usage(spend.by_purpose)
+        except Exception as exc:  # accounting never breaks an operation
+            logger.warning("upkeep usage not recorded: %s", exc)
+
+    def _captured(self, call: ModelCall[Any], spend: _Spend) -> Any:
+        try:
+            return self._complete(call, spend)
+        except Exception as exc:
+            return exc
+
+    def _perform(self, effect: StoreCall[Any] | ModelCall[Any] | EmbedCall, spend: _Spend) -> Any:
+        if isinstance(effect, StoreCall):
+            return effect.fn()
+        if isinstance(effect, ModelCall):
+            return self._complete(effect, spend)
+        return self._embed(effect)
+
+    async def _aperform(
+        self, effect: StoreCall[Any] | ModelCall[Any] | EmbedCall, spend: _Spend
+    ) -> Any:
+        if isinstance(effect, StoreCall):
+            return await asyncio.to_thread(effect.fn)
+        if isinstance(effect, ModelCall):
+            return await self._acomplete(effect, spend)
+        return await self._aembed(effect)
+
+    # -- the one retry path, in its two shells ----------------------------------------------
+
+    def _retried(self, attempt: Callable[[], T], retrying: Retrying, what: str) -> T:
+        while True:
+            try:
+                return attempt()
+            except Exception as exc:
+                delay = retrying.failed(exc)  # raises the final error when none is left
+                logger.info("%s attempt %d failed: %s", what, retrying.attempt, exc)
+                time.sleep(delay)
+
+    async def _aretried(
+        self, attempt: Callable[[], Awaitable[T]], retrying: Retrying, what: str
+    ) -> T:
+        while True:
+            try:
+                return await attempt()
+            except Exception as exc:
+                delay = retrying.failed(exc)
+                logger.info("%s attempt %d failed: %s", what, retrying.attempt, exc)
+                await asyncio.sleep(delay)
+
+    # -- model calls ------------------------------------------------------------------------
+
+    def _require_model(self) -> TextModel:
+        if self.model is None:
+            raise ModelError("no model is configured for this call")
+        return self.model
+
+    def _complete(self, call: ModelCall[T], spend: _Spend) -> T:
+        model = self._require_model()
+
+        def attempt() -> T:
+            with spend.counting(call.purpose):
+                answer = call_with_timeout(
+                    lambda: model.complete(call.prompt), self.retry.timeout, "model"
+                )
+            return spend.parsed(call, answer)
+
+        return self._retried(attempt, Retrying(self.retry, model_error), "model")
+
+    async def _acomplete(self, call: ModelCall[T], spend: _Spend) -> T:
+        model = self._require_model()
+
+        async def attempt() -> T:
+            with spend.counting(call.purpose):
+                answer = await acall_with_timeout(
+                    model.acomplete(call.prompt), self.retry.timeout, "model"
+                )
+            return spend.parsed(call, answer)
+
+        return await self._aretried(attempt, Retrying(self.retry, model_error), "model")
+
+    # -- embedding calls --------------------------------------------------------------------
+
+    def _require_embedder(self) -> Embedder:
+        if self.embedder is None:
+            raise EmbeddingError("no embedder is configured for this call")
+        return self.embedder
+
+    def _batches(self, effect: EmbedCall) -> list[tuple[str, ...]]:
+        size = self.embed_batch_size
+        if effect.query or len(effect.texts) <= size:
+            return [effect.texts]
+        return [effect.texts[i : i + size] for i in range(0, len(effect.texts), size)]
+
+    def _embed(self, effect: EmbedCall) -> Any:
+        embedder = self._require_embedder()
+        vectors: list[list[float]] = []
+        for part in self._batches(effect):
+
+            def attempt(part: tuple[str, ...] = part) -> list[list[float]]:
+                raw = call_with_timeout(
+                    lambda: _embed_raw(embedder, part, effect.query), self.retry.timeout, "embedder"
+                )
+                return check_vectors(raw, len(part))
+
+            retrying = Retrying(self.retry, embedding_error)
+            vectors.extend(self._retried(attempt, retrying, "embedder"))
+        return vectors[0] if effect.query else vectors
+
+    async def _aembed(self, effect: EmbedCall) -> Any:
+        embedder = self._require_embedder()
+        vectors: list[list[float]] = []
+        for part in self._batches(effect):
+
+            async def attempt(part: tuple[str, ...] = part) -> list[list[float]]:
+                raw = await acall_with_timeout(
+                    _aembed_raw(embedder, part, effect.query), self.retry.timeout, "embedder"
+                )
+                return check_vectors(raw, len(part))
+
+            retrying = Retrying(self.retry, embedding_error)
+            vectors.extend(await self._aretried(attempt, retrying, "embedder"))
+        return vectors[0] if effect.query else vectors
+
+
+def _embed_raw(
+    embedder: Embedder, texts: tuple[str, ...], query: bool
+) -> Sequence[Sequence[float]]:
+    """One embedding call."""
+    if query:
+        return [embedder.embed_query(texts[0])]
+    return embedder.embed_documents(list(texts))
+
+
+async def _aembed_raw(
+    embedder: Embedder, texts: tuple[str, ...], query: bool
+) -> Sequence[Sequence[float]]:
+    """One embedding call, with the embedder's async methods when it has them."""
+    if query:
+        aquery = getattr(embedder, "aembed_query", None)
+        if aquery is not None:
+            return [await aquery(texts[0])]
+        return [await asyncio.to_thread(embedder.embed_query, texts[0])]
+    adocs = getattr(embedder, "aembed_documents", None)
+    if adocs is not None:
+        return cast("Sequence[Sequence[float]]", await adocs(list(texts)))
+    return await asyncio.to_thread(embedder.embed_documents, list(texts))
+
+
+def model_error(last: Exception, attempts: int) -> ModelError:
+    """The final error of a model call (a ``ModelError`` keeps its kind: timeout, output)."""
+    if isinstance(last, ModelError):
+        return type(last)(f"{last} (after {attempts} attempts)")
+    return ModelError(f"the model failed after {attempts} attempts: {last!r}")
+
+
+def embedding_error(last: Exception, attempts: int) -> EmbeddingError:
+    """The final error of an embedding call."""
+    if isinstance(last, EmbeddingError):
+        return EmbeddingError(f"{last} (after {attempts} attempts)")
+    return EmbeddingError(f"the embedder failed after {attempts} attempts: {last!r}")
