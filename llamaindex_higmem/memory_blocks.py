@@ -33,6 +33,7 @@ from llama_index.core.llms import ChatMessage
 from llama_index.core.memory.memory import BaseMemoryBlock
 from pydantic import Field, PrivateAttr
 
+from langchain_recursive_memory.core.builder import open_store
 from langchain_recursive_memory.core.errors import InvalidInputError
 from langchain_recursive_memory.core.higmem import HiGMem, HiGMemConfig
 from langchain_recursive_memory.core.models import TextModel
@@ -130,9 +131,7 @@ class HiGMemMemoryBlock(BaseMemoryBlock[str]):
             use_llm=use_llm,
             priority=priority,
         )
-        if store is None:
-            store = MemoryStore(client) if client is not None else MemoryStore.persistent(path)
-        block._store = store
+        block._store = open_store(path=path, client=client, store=store)
         block._model = resolve_llm(llm)
         block._embedder = embed_model
         block._config = config or HiGMemConfig()

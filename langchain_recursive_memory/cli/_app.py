@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -21,13 +21,14 @@ from ..core import (
     DEFAULT_NAMESPACE,
     ConfigurationError,
     HiGMem,
-    HybridMemory,
     MemoryStore,
     RecursiveMemory,
     RecursiveMemoryError,
     TextModel,
     default_path,
 )
+from ..core.builder import MemoryOptions, build_memory
+from ..core.config import DEFAULT_MAX_TOKENS, DEFAULT_SUMMARY_TOKENS
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -42,8 +43,6 @@ __all__ = [
     "parse_duration",
 ]
 
-DEFAULT_MAX_TOKENS = 2000
-"""The memories' default ``max_tokens`` (also the CLI's)."""
 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
 _UNIT_SECONDS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
@@ -247,11 +246,12 @@ def _make_memory(
     """Build the memory of ``kind`` for a session (the CLI's budget defaults)."""
     if kind is MemoryKind.higmem:
         return HiGMem(session_id, model=model, store=store, namespace=namespace)
-    cls = HybridMemory if kind is MemoryKind.hybrid else RecursiveMemory
-    budget: dict[str, Any] = {"max_tokens": max_tokens or DEFAULT_MAX_TOKENS}
-    if summary_tokens is not None:
-        budget["max_summary_tokens"] = summary_tokens
-    return cls(session_id, model=model, store=store, namespace=namespace, **budget)
+    options = MemoryOptions(
+        max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
+        max_summary_tokens=summary_tokens or DEFAULT_SUMMARY_TOKENS,
+        extract_facts=kind is MemoryKind.hybrid,  # the hybrid memory: facts and recall
+    )
+    return build_memory(session_id, options, model=model, store=store, namespace=namespace)
 
 
 def _require_session(store: MemoryStore, namespace: str, session_id: str) -> int:

@@ -1,0 +1,100 @@
+"""The per-process session caches stay within their limits, and are shared per session."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+from conftest import FAST_RETRY
+
+from langchain_recursive_memory.core import (
+    FunctionTextModel,
+    HiGMem,
+    MemoryStore,
+    RecursiveMemory,
+    Turn,
+)
+from langchain_recursive_memory.core.cache import (
+    HEALTH_CACHE_ENTRIES,
+    SESSION_CACHE_ENTRIES,
+    VECTOR_CACHE_BYTES,
+    SessionCache,
+    caches,
+    clear_caches,
+    session_cache_key,
+)
+from langchain_recursive_memory.core.higmem import state as higmem_state
+from langchain_recursive_memory.core.recursive import folder, recall
+from langchain_recursive_memory.core.retrieval import dense
+
+SESSIONS = 10_000
+
+
+def test_an_lru_is_bounded_by_entries_and_bytes() -> None:
+    cache: SessionCache[str] = SessionCache("t", max_entries=3, max_bytes=100)
+    for n in range(5):
+        cache.put(("s", n), f"v{n}", 10)
+    assert len(cache) == 3 and cache.nbytes == 30
+    assert cache.get(("s", 0)) is None and cache.get(("s", 4)) == "v4"
+    cache.put(("s", 5), "big", 90)  # over the byte budget: the least recent go
+    assert cache.nbytes <= 100 and cache.get(("s", 5)) == "big"
+    cache.put(("s", 6), "huge", 500)  # alone over budget: the newest is kept anyway
+    assert [k for k, _ in cache.items()] == [("s", 6)]
+    assert cache.pop(("s", 6)) == "huge" and cache.nbytes == 0
+    with pytest.raises(ValueError, match="max_entries"):
+        SessionCache("bad", max_entries=0)
+
+
+def test_ten_thousand_sessions_keep_every_cache_within_its_limits() -> None:
+    store = MemoryStore.in_memory()
+    extra = 500
+    for n in range(HEALTH_CACHE_ENTRIES + extra):
+        RecursiveMemory(f"user-{n}", store=store)  # its fold health is cached at once
+    assert len(folder._HEALTH) == HEALTH_CACHE_ENTRIES
+    first = session_cache_key(store, "default", "user-0")
+    assert folder._HEALTH.get(first) is None  # the least recently used went first
+    vector = np.ones(384, np.float32)
+    for n in range(SESSIONS):
+        key = session_cache_key(store, "default", f"user-{n}")
+        recall._RECALL.get_or_create(key, recall._SessionRecall)
+        higmem_state._INDEXES.get_or_create(key, higmem_state.SessionIndex)
+        entry = dense._SessionVectors()
+        for i in range(100):  # 100 archived turns a session: ~150 KiB
+            dense._remember((*key, "space"), entry, [(f"t{i}", "h", vector)])
+    assert len(recall._RECALL) == SESSION_CACHE_ENTRIES
+    assert len(higmem_state._INDEXES) == SESSION_CACHE_ENTRIES
+    assert dense._VECTORS.nbytes <= VECTOR_CACHE_BYTES
+    assert len(dense._VECTORS) <= HEALTH_CACHE_ENTRIES
+    assert dense._VECTORS.nbytes == sum(e.nbytes for _, e in dense._VECTORS.items())
+    clear_caches()
+    assert all(len(c) == 0 and c.nbytes == 0 for c in caches())
+
+
+def test_two_higmem_objects_of_one_session_never_index_at_once(store: MemoryStore) -> None:
+    calls: list[str] = []
+    entered = threading.Event()
+
+    def slow(prompt: str) -> str:
+        calls.append(prompt)
+        entered.set()
+        time.sleep(0.3)
+        lines = [
+            f'{{"turn": {n}, "keywords": ["k"], "context": "c", "events": ["NEW:talk"]}}'
+            for n in range(1, 5)
+        ]
+        return "<index>\n" + "\n".join(lines) + "\n</index>"
+
+    model = FunctionTextModel(slow)
+    first = HiGMem("shared", store=store, model=model, retry=FAST_RETRY)
+    second = HiGMem("shared", store=store, model=model, retry=FAST_RETRY)
+    turns = [Turn(role="user", text=f"line {i}") for i in range(4)]
+    store.append("default", "shared", turns, [5] * 4, "o200k_base")  # logged, not indexed
+    worker = threading.Thread(target=first.flush)
+    worker.start()
+    assert entered.wait(5)
+    assert second.flush() == 0  # busy: the first object is indexing the session
+    worker.join(10)
+    assert len(calls) == 1  # one analysis of the batch, not one per object
+    assert len(second.notes()) == len(second.turns()) == 4
