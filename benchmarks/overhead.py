@@ -32,6 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import RESULTS, console, print_table, write_results
+from _standins import summary_stand_in
 
 from langchain_recursive_memory.core import (
     FunctionTextModel,
@@ -144,7 +145,7 @@ def bench_fold_latency(tmp: Path, fold_ms: float, repeat: int) -> dict[str, floa
 
     def slow_summary(prompt: str) -> str:
         time.sleep(fold_ms / 1000)
-        return "A short summary of the conversation so far."
+        return summary_stand_in(prompt)  # a summary of what it is shown
 
     model = FunctionTextModel(slow_summary)
     out: dict[str, float] = {}

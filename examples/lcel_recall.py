@@ -15,7 +15,10 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_core.runnables.history import RunnableWithMessageHistory
 
-from langchain_recursive_memory import RecursiveSummaryChatMessageHistory
+from langchain_recursive_memory import (
+    RecursiveMemoryRetriever,
+    RecursiveSummaryChatMessageHistory,
+)
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # RunnableWithMessageHistory
 path = tempfile.mkdtemp()
@@ -35,7 +38,9 @@ def format_docs(docs):
     return "\n".join(f"- ({d.metadata['kind']}) {d.page_content}" for d in docs) or "(none)"
 
 
-retriever = get_history("user-7").as_retriever(k=4)  # uses recall_tokens as its limit
+# One retriever for every user: it recalls from the session the run names (the session_id
+# that RunnableWithMessageHistory passes in the config), within that history's recall_tokens.
+retriever = RecursiveMemoryRetriever(sessions=get_history, k=4)
 prompt = ChatPromptTemplate.from_messages(
     [
         (
@@ -70,3 +75,8 @@ for i in range(80):
     with_history.invoke({"question": f"Let's talk about football, match {i}."}, config)
 answer = with_history.invoke({"question": "What is my locker code?"}, config)
 print(answer.content)
+# Another user of the same chain never sees user-7's memories.
+other = with_history.invoke(
+    {"question": "What is my locker code?"}, {"configurable": {"session_id": "user-8"}}
+)
+assert "4471" not in other.content, other.content

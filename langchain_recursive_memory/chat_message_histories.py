@@ -87,6 +87,10 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
             ``langchain_recursive_memory.usage`` with the calls and tokens it spent.
         config: A full :class:`~.core.MemoryConfig` instead of the budget arguments.
         memory: A ready :class:`~.core.RecursiveMemory` (overrides everything else).
+        messages: Messages to add at once (as ``InMemoryChatMessageHistory(messages=...)``).
+        reserve_tokens: Tokens of ``max_tokens`` left free for what your prompt sends
+            beside the history (a system prompt, tool schemas): the history gets the rest
+            (default 0).
     """
 
     def __init__(
@@ -100,6 +104,7 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
         namespace: str = DEFAULT_NAMESPACE,
         callbacks: Any = None,
         memory: RecursiveMemory | None = None,
+        messages: Sequence[BaseMessage] | None = None,
         **options: Unpack[MemoryKwargs],
     ) -> None:
         super().__init__()
@@ -115,9 +120,22 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
         self.session_id = memory.session_id
         if callbacks:
             memory.usage_listeners.append(_usage_to_callbacks(callbacks))
+        if messages:
+            self.add_messages(messages)
 
     def __repr__(self) -> str:
         return f"RecursiveSummaryChatMessageHistory({self.memory!r})"
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when both hand the model the same messages.
+
+        As ``InMemoryChatMessageHistory``, which compares its messages.
+        """
+        if not isinstance(other, RecursiveSummaryChatMessageHistory):
+            return NotImplemented
+        return self.messages == other.messages
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by content
 
     def _summary_engine(self) -> RecursiveMemory:
         return self.memory

@@ -39,6 +39,8 @@ from .core.turn import ToolCall, Turn, blocks_text
 __all__ = ["SUMMARY_KIND", "is_summary_message", "message_to_turn", "turn_to_message"]
 
 SUMMARY_KIND = "summary"
+ANONYMOUS = "lrm_no_id"
+"""``Turn.extra`` key of a message given without an id (it is given back without one)."""
 _ROLE_ALIASES = {
     "human": "user",
     "user": "user",
@@ -84,6 +86,8 @@ def message_to_turn(message: BaseMessage) -> Turn:
         message = message_chunk_to_message(message)
     text, blocks = _content(message.content)
     extra: dict[str, Any] = {}
+    if not message.id:  # the store gives the turn an id; the message comes back without it
+        extra[ANONYMOUS] = True
     if message.additional_kwargs:
         extra["additional_kwargs"] = _json_safe(message.additional_kwargs)
     if message.response_metadata:
@@ -169,7 +173,7 @@ def turn_to_message(turn: Turn) -> BaseMessage:
     extra = dict(turn.extra)
     common: dict[str, Any] = {
         "content": content,
-        "id": turn.id,
+        "id": None if extra.get(ANONYMOUS) else turn.id,
         "name": turn.name,
         "additional_kwargs": dict(extra.get("additional_kwargs") or {}),
         "response_metadata": dict(extra.get("response_metadata") or {}),

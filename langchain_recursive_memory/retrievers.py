@@ -20,6 +20,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Any
 
@@ -29,6 +31,7 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables.config import RunnableConfig, ensure_config
 from pydantic import ConfigDict, Field
 
 from .core.errors import ConfigurationError
@@ -78,12 +81,28 @@ def hits_to_documents(
     return docs
 
 
+_RUN_CONFIG: ContextVar[RunnableConfig | None] = ContextVar("lrm_retriever_config", default=None)
+
+
 class _MemoryRetriever(BaseRetriever):
-    """What both retrievers share: ``k`` (checked) and the LangChain entry points."""
+    """What both retrievers share: ``k``, the session, and the LangChain entry points.
+
+    The memory is fixed (``memory``) or, with ``sessions``, the memory of the session the
+    run names: ``config["configurable"][session_key]`` (``RunnableWithMessageHistory``
+    passes its ``session_id`` there), so one retriever serves every user of a chain.
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     k: int = Field(default=4, description="How many documents to return.")
+    sessions: Callable[[str], Any] | None = Field(
+        default=None,
+        description="session_id -> the session's memory (or chat history), for a "
+        "retriever that follows the run's session.",
+    )
+    session_key: str = Field(
+        default="session_id", description="The configurable key that names the session."
+    )
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -91,6 +110,48 @@ class _MemoryRetriever(BaseRetriever):
         # instead of pydantic's ValidationError wrapper.
         if self.k < 1:
             raise ConfigurationError.for_value("k", self.k, "must be >= 1")
+        if (getattr(self, "memory", None) is None) == (self.sessions is None):
+            raise ConfigurationError.for_value(
+                "sessions", self.sessions, "give exactly one of memory= and sessions="
+            )
+
+    def invoke(
+        self, input: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[Document]:
+        """Retrieve for ``input`` (the run's ``config`` names the session with ``sessions``)."""
+        token = _RUN_CONFIG.set(ensure_config(config))
+        try:
+            return super().invoke(input, config, **kwargs)
+        finally:
+            _RUN_CONFIG.reset(token)
+
+    async def ainvoke(
+        self, input: str, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> list[Document]:
+        """Async twin of :meth:`invoke`."""
+        token = _RUN_CONFIG.set(ensure_config(config))
+        try:
+            return await super().ainvoke(input, config, **kwargs)
+        finally:
+            _RUN_CONFIG.reset(token)
+
+    def _engine(self) -> Any:
+        """The memory to retrieve from: the fixed one, or the run's session's."""
+        fixed = getattr(self, "memory", None)
+        if fixed is not None:
+            return fixed
+        config = _RUN_CONFIG.get() or ensure_config()
+        session_id = (config.get("configurable") or {}).get(self.session_key)
+        if not isinstance(session_id, str) or not session_id:
+            raise ConfigurationError.for_value(
+                self.session_key,
+                session_id,
+                f"a retriever with sessions= needs config={{'configurable': "
+                f"{{{self.session_key!r}: ...}}}} (RunnableWithMessageHistory passes it)",
+            )
+        assert self.sessions is not None  # checked in __init__
+        found = self.sessions(session_id)
+        return getattr(found, "memory", found)  # a chat history, or a memory
 
     def _documents(self, query: str, k: int) -> list[Document]:
         raise NotImplementedError
@@ -117,10 +178,14 @@ class RecursiveMemoryRetriever(_MemoryRetriever):
     """Retrieve a session's facts and archived turns relevant to the query.
 
     Build it from a history (``history.as_retriever(k=4)``) or from a core memory
-    (``RecursiveMemoryRetriever(memory=memory, k=4)``).
+    (``RecursiveMemoryRetriever(memory=memory, k=4)``) for one session; or with
+    ``sessions=get_history`` for the session each run names (one retriever in a chain
+    that serves several users: ``RecursiveMemoryRetriever(sessions=get_history, k=4)``).
 
     Attributes:
         memory: The session's :class:`~.core.RecursiveMemory` (or ``HybridMemory``).
+        sessions: Instead of ``memory``: ``session_id -> memory or chat history``; the
+            session is ``config["configurable"][session_key]`` (``"session_id"``).
         k: How many documents to return (default 4); also accepted by ``invoke(..., k=)``.
         kinds: ``("fact", "turn")`` by default; ``("fact",)`` or ``("turn",)`` to narrow.
         max_tokens: Stop adding documents past this many tokens of content (default: the
@@ -128,7 +193,9 @@ class RecursiveMemoryRetriever(_MemoryRetriever):
             budget; else no limit).
     """
 
-    memory: RecursiveMemory = Field(description="The session memory to recall from.")
+    memory: RecursiveMemory | None = Field(
+        default=None, description="The session memory to recall from."
+    )
     kinds: tuple[str, ...] = Field(
         default=("fact", "turn"), description="Which memories: 'fact' and/or 'turn'."
     )
@@ -144,18 +211,20 @@ class RecursiveMemoryRetriever(_MemoryRetriever):
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ConfigurationError.for_value("max_tokens", self.max_tokens, "must be >= 1")
 
-    def _limit(self) -> int | None:
+    def _limit(self, memory: RecursiveMemory) -> int | None:
         if self.max_tokens is not None:
             return self.max_tokens
-        return self.memory.config.recall_tokens or None
+        return memory.config.recall_tokens or None
 
     def _documents(self, query: str, k: int) -> list[Document]:
-        hits = self.memory.recall(query, k, kinds=self.kinds)
-        return hits_to_documents(hits, self.memory, max_tokens=self._limit())
+        memory = self._engine()
+        hits = memory.recall(query, k, kinds=self.kinds)
+        return hits_to_documents(hits, memory, max_tokens=self._limit(memory))
 
     async def _adocuments(self, query: str, k: int) -> list[Document]:
-        hits = await self.memory.arecall(query, k, kinds=self.kinds)
-        return hits_to_documents(hits, self.memory, max_tokens=self._limit())
+        memory = self._engine()
+        hits = await memory.arecall(query, k, kinds=self.kinds)
+        return hits_to_documents(hits, memory, max_tokens=self._limit(memory))
 
 
 def retrieved_to_documents(found: list[RetrievedTurn], memory: HiGMem) -> list[Document]:
@@ -204,14 +273,15 @@ class HiGMemRetriever(_MemoryRetriever):
         'My cat is called Miso.'
     """
 
-    memory: HiGMem = Field(description="The HiGMem memory of the session.")
+    memory: HiGMem | None = Field(default=None, description="The HiGMem memory of the session.")
     k: int = Field(default=8, description="Most documents returned.")
     use_llm: bool | None = Field(default=None, description="Guided retrieval or not.")
 
     def _documents(self, query: str, k: int) -> list[Document]:
-        found = self.memory.retrieve(query, k, use_llm=self.use_llm)
-        return retrieved_to_documents(found, self.memory)
+        memory = self._engine()
+        return retrieved_to_documents(memory.retrieve(query, k, use_llm=self.use_llm), memory)
 
     async def _adocuments(self, query: str, k: int) -> list[Document]:
-        found = await self.memory.aretrieve(query, k, use_llm=self.use_llm)
-        return retrieved_to_documents(found, self.memory)
+        memory = self._engine()
+        found = await memory.aretrieve(query, k, use_llm=self.use_llm)
+        return retrieved_to_documents(found, memory)

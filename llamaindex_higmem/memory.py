@@ -28,7 +28,9 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
@@ -60,16 +62,21 @@ def _role_name(role: Any) -> str:
     return role.value if isinstance(role, MessageRole) else str(role)
 
 
+DEFAULT_SESSION = "chat_history"
+"""The session of a memory built without ``session_id`` (``ChatMemoryBuffer``'s default key)."""
+
+
 class MemorySettings(TypedDict, total=False):
     """The budget settings :meth:`RecursiveSummaryMemory.from_defaults` accepts (the fields)."""
 
     token_limit: int
-    max_summary_tokens: int
+    max_summary_tokens: int | None
     max_messages: int | None
     keep_tokens: int | None
     keep_messages: int | None
     summary_role: str | MessageRole
     recall_tokens: int | None
+    reserve_tokens: int
     extract_facts: bool
     tokenizer_model: str
 
@@ -118,8 +125,11 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         ),
         frozen=True,
     )
-    max_summary_tokens: int = Field(
-        default=300, description="Enforced cap of the summary text, in tokens.", frozen=True
+    max_summary_tokens: int | None = Field(
+        default=None,
+        description="Enforced cap of the summary text, in tokens (None: 300, or a quarter "
+        "of a token_limit under 1,200).",
+        frozen=True,
     )
     max_messages: int | None = Field(
         default=None,
@@ -156,6 +166,12 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         default=0,
         description="Tokens of token_limit reserved for memories recalled for "
         "get(input=...) (0: no recall).",
+        frozen=True,
+    )
+    reserve_tokens: int = Field(
+        default=0,
+        description="Tokens of token_limit left free for what the application sends "
+        "beside the history and the memory cannot see (tool schemas...).",
         frozen=True,
     )
     recall_k: int = Field(
@@ -215,6 +231,15 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         """Get class name."""
         return "RecursiveSummaryMemory"
 
+    def to_string(self) -> str:
+        """The settings as a JSON string (as ``ChatMemoryBuffer.to_string``)."""
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_string(cls, data_str: str, **kwargs: Any) -> RecursiveSummaryMemory:
+        """Reopen a memory from :meth:`to_string` (as ``ChatMemoryBuffer.from_string``)."""
+        return cls.from_dict(json.loads(data_str), **kwargs)
+
     @classmethod
     def from_defaults(  # type: ignore[override]  # typed settings, not BaseMemory's **Any
         cls,
@@ -235,7 +260,8 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         """Create the memory of one conversation.
 
         Args:
-            session_id: The conversation's id (required unless ``memory`` is given).
+            session_id: The conversation's id (default ``"chat_history"``, the default key of
+                ``ChatMemoryBuffer``: give one per conversation).
             chat_history: Messages to load: the session's messages become exactly these
                 (as :meth:`set` does; loading the same history again costs nothing).
             llm: The summarizer: any LlamaIndex LLM (a cheaper one than the chat model is
@@ -256,10 +282,12 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
             memory: A ready core ``RecursiveMemory`` (overrides everything above but
                 ``chat_history`` and ``recall_k``).
             **settings: The budget fields of the same names (see their descriptions):
-                ``token_limit`` (default 2000), ``max_summary_tokens`` (300),
+                ``token_limit`` (default 2000; any limit from about 80 tokens),
+                ``max_summary_tokens`` (300, or a quarter of a smaller ``token_limit``),
                 ``max_messages``, ``keep_tokens``, ``keep_messages``, ``summary_role``
                 (``"user"``), ``recall_tokens`` (default: a quarter of ``token_limit``
                 with ``embedder`` or ``extract_facts``, the hybrid memory; else 0),
+                ``reserve_tokens`` (0: what the application sends beside the history),
                 ``extract_facts`` (False), ``tokenizer_model`` (``"gpt-4o"``). Nothing
                 else is accepted (``chat_store``, ``tokenizer_fn``... of
                 ``ChatMemoryBuffer`` have no meaning here).
@@ -320,7 +348,11 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         return [chat_message_to_turn(m) for m in messages if not is_summary_message(m)]
 
     def _reserve(self, initial_token_count: int) -> int:
-        """Tokens to leave free for what precedes the history (and its message overhead)."""
+        """Tokens to leave free for what precedes the history (and its message overhead).
+
+        As ``ChatMemoryBuffer``: a count over ``token_limit`` is an error; one that leaves
+        no room gives an empty history.
+        """
         if (
             not isinstance(initial_token_count, int)
             or isinstance(initial_token_count, bool)
@@ -329,16 +361,15 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
             raise InvalidInputError.for_value(
                 "initial_token_count", initial_token_count, "must be an integer >= 0"
             )
+        if initial_token_count > self.token_limit:
+            raise InvalidInputError(
+                f"Initial token count exceeds token limit (initial_token_count="
+                f"{initial_token_count}, token_limit={self.token_limit})"
+            )
         if not initial_token_count:
             return 0
-        reserve = initial_token_count + self._memory.counter.message_overhead("system")
-        if reserve > self.token_limit:
-            raise InvalidInputError.for_value(
-                "initial_token_count",
-                initial_token_count,
-                f"exceeds token_limit={self.token_limit}",
-            )
-        return reserve
+        overhead = self._memory.counter.message_overhead("system")
+        return min(initial_token_count + overhead, self.token_limit)
 
     @staticmethod
     def _messages(context: Context) -> list[ChatMessage]:
@@ -466,11 +497,28 @@ def _engine(
     stores: dict[str, Any],
     namespace: str,
 ) -> RecursiveMemory:
-    """The engine of :meth:`RecursiveSummaryMemory.from_defaults` (the store of ``stores``)."""
-    if session_id is None:
-        raise ConfigurationError.for_value("session_id", None, "is required: the conversation's id")
+    """The engine of :meth:`RecursiveSummaryMemory.from_defaults` (the store of ``stores``).
+
+    A budget error names the LlamaIndex parameters (``token_limit``, not ``max_tokens``).
+    """
+    try:
+        config = options.memory_config()
+    except ConfigurationError as exc:
+        raise ConfigurationError(_llamaindex_names(str(exc))) from exc
     store = open_store(**stores)
-    return build_memory(session_id, options, model=model, store=store, namespace=namespace)
+    return build_memory(
+        session_id if session_id is not None else DEFAULT_SESSION,
+        replace(options, config=config),
+        model=model,
+        store=store,
+        namespace=namespace,
+    )
+
+
+def _llamaindex_names(message: str) -> str:
+    return message.replace("max_tokens=", "token_limit=").replace(
+        "raise max_tokens", "raise token_limit"
+    )
 
 
 def _fields_of(memory: RecursiveMemory) -> dict[str, Any]:
@@ -492,4 +540,5 @@ def _fields_of(memory: RecursiveMemory) -> dict[str, Any]:
         "tokenizer_model": memory.counter.model,
         "extract_facts": memory.extract_facts,
         "recall_tokens": cfg.recall_tokens,
+        "reserve_tokens": cfg.reserve_tokens,
     }

@@ -150,12 +150,18 @@ def test_drop_in_for_in_memory_history(store):
 def test_summary_message_passed_back_is_not_stored(store):
     history = _history(store, KeywordSummarizer())
     for i in range(40):
-        history.add_messages([HumanMessage(f"Fact {i}: Zed owns {i} cats."), AIMessage("ok")])
+        history.add_messages(
+            [HumanMessage(f"Fact {i}: Zed owns {i} cats.", id=f"h{i}"), AIMessage("ok", id=f"a{i}")]
+        )
     current = history.messages
     assert current[0].response_metadata.get("lrm_kind") == "summary"
     before = len(history.all_messages())
     history.add_messages(current)  # e.g. a user re-saving what they read
     assert len(history.all_messages()) == before  # summary skipped, ids deduplicated
+    # Messages given without an id come back without one (as InMemoryChatMessageHistory
+    # gives them back): passed in again, they are new messages.
+    history.add_messages([HumanMessage("no id")])
+    assert history.messages[-1].id is None
 
 
 def test_summary_role_is_configurable(store):

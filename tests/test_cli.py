@@ -440,7 +440,8 @@ def test_python_dash_m_error_has_no_traceback_and_uses_the_default_path(tmp_path
     assert out.stderr.strip() == (
         "error: no session 'nope' in namespace 'default' (list them with the `sessions` command)"
     )
-    assert (tmp_path / "default-store").is_dir()  # $LANGCHAIN_RECURSIVE_MEMORY_PATH
+    # $LANGCHAIN_RECURSIVE_MEMORY_PATH was used, and a read-only command created nothing there.
+    assert not (tmp_path / "default-store").exists()
 
 
 def test_the_cli_imports_neither_langchain_nor_llamaindex(tmp_path):
@@ -452,3 +453,49 @@ def test_the_cli_imports_neither_langchain_nor_llamaindex(tmp_path):
     out = _python("-c", code, tmp_path=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+# -- the command line remembers how a session was made -----------------------------------------
+
+
+def test_show_and_recall_use_the_budget_and_memory_the_session_was_made_with(tmp_path):
+    chat = write_chat(tmp_path / "chat.jsonl", exchanges=40)
+    store = tmp_path / "store"
+    assert (
+        lrm(
+            store, "ingest", str(chat), "-s", "r", "--memory", "recursive", "--max-tokens", "1500"
+        ).exit_code
+        == 0
+    )
+    shown = lrm(store, "show", "r")
+    assert shown.exit_code == 0, shown.output
+    assert context_tokens(shown.output)[1] == 1500  # not the 2,000 default
+    settings = MemoryStore.persistent(store).session_settings("default", "r")
+    assert settings["memory"] == "recursive" and settings["max_tokens"] == 1500
+    assert context_tokens(lrm(store, "show", "r", "--max-tokens", "900").output)[1] == 900
+
+
+def test_recall_on_a_higmem_session_uses_higmem_retrieval(tmp_path):
+    chat = write_chat(tmp_path / "chat.jsonl", exchanges=10)
+    store = tmp_path / "store"
+    assert lrm(store, "ingest", str(chat), "-s", "h", "--memory", "higmem").exit_code == 0
+    found = lrm(store, "recall", "h", "What is my locker code?")
+    assert found.exit_code == 0 and "HiGMem retrieval" in found.output and "4471" in found.output
+
+
+def test_read_only_commands_never_create_a_store_at_a_mistyped_path(tmp_path):
+    missing = tmp_path / "no-such-store"
+    for args in (["show", "s"], ["recall", "s", "q"], ["sessions"], ["clear", "s", "-y"]):
+        result = lrm(missing, *args)
+        assert result.exit_code in (0, 1), result.output  # an error, or "No sessions"
+    assert not missing.exists()
+
+
+def test_bm25s_debug_lines_do_not_reach_an_application_logging_warnings():
+    script = (
+        "import logging; logging.basicConfig(level=logging.WARNING)\n"
+        "from langchain_recursive_memory.core.retrieval.lexical import LexicalIndex\n"
+        "LexicalIndex(['a b c', 'd e f']).search('a', 1)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert "Building index" not in out.stderr + out.stdout

@@ -82,8 +82,8 @@ MaxTokensOption = Annotated[
         "--max-tokens",
         min=1,
         help=(
-            f"Context budget of the recursive/hybrid memory (default {DEFAULT_MAX_TOKENS}); "
-            "show and recall need the value used at ingest."
+            "Context budget of the recursive/hybrid memory (default: the session's own, "
+            f"recorded when it was made, else {DEFAULT_MAX_TOKENS})."
         ),
     ),
 ]
@@ -92,7 +92,7 @@ SummaryTokensOption = Annotated[
     typer.Option(
         "--summary-tokens",
         min=16,
-        help="Cap of the summary, inside --max-tokens (default 300).",
+        help="Cap of the summary, inside --max-tokens (default: the session's, else 300).",
     ),
 ]
 ProgressOption = Annotated[
@@ -133,7 +133,7 @@ class Settings:
         return where if self.prefix == "lrm" else f"{where} (prefix {self.prefix!r})"
 
     def open_store(self, path: Path | None = None) -> MemoryStore:
-        """Open the configured store (``path`` overrides ``--path``).
+        """Open (or create) the configured store (``path`` overrides ``--path``).
 
         Raises:
             StoreError: When the store cannot be opened or the server does not answer.
@@ -141,6 +141,15 @@ class Settings:
         if self.host is not None:
             return MemoryStore.http(self.host, self.port, prefix=self.prefix)
         return MemoryStore.persistent(path or self.path or default_path(), prefix=self.prefix)
+
+    def existing_store(self) -> MemoryStore | None:
+        """The configured store, or None when an embedded one does not exist.
+
+        Read-only commands use it: they never create a store at a mistyped path.
+        """
+        if self.host is None and not ((self.path or default_path()) / "chroma.sqlite3").exists():
+            return None
+        return self.open_store()
 
 
 # -- small helpers ----------------------------------------------------------------------------
@@ -254,15 +263,23 @@ def _make_memory(
     return build_memory(session_id, options, model=model, store=store, namespace=namespace)
 
 
-def _require_session(store: MemoryStore, namespace: str, session_id: str) -> int:
-    """Return the session's turn count; exit 1 when nothing is stored for it."""
-    count = store.count_turns(namespace, session_id)
-    if count == 0 and not any(s.session_id == session_id for s in store.sessions(namespace)):
+def _require_session(
+    store: MemoryStore | None, namespace: str, session_id: str
+) -> tuple[MemoryStore, int]:
+    """Return the store and the session's turn count.
+
+    Exits 1 when nothing is stored for the session (or there is no store).
+    """
+    count = store.count_turns(namespace, session_id) if store is not None else 0
+    known = store is not None and (
+        count > 0 or any(s.session_id == session_id for s in store.sessions(namespace))
+    )
+    if store is None or not known:
         raise _fail(
             f"no session {session_id!r} in namespace {namespace!r} "
             "(list them with the `sessions` command)"
         )
-    return count
+    return store, count
 
 
 # -- global options ---------------------------------------------------------------------------

@@ -32,9 +32,9 @@ def list_sessions(ctx: typer.Context) -> None:
     settings = _settings(ctx)
     console = _console()
     with _reported_errors():
-        store = settings.open_store()
-        found = store.sessions(settings.namespace)
-        if not found:
+        store = settings.existing_store()
+        found = store.sessions(settings.namespace) if store is not None else []
+        if store is None or not found:
             console.print(f"No sessions in {settings.location()}.")
             return
         activity = store.activity(settings.namespace)
@@ -63,8 +63,7 @@ def clear(
     """Delete everything of a session: turns, summaries, facts, HiGMem nodes, vectors."""
     settings = _settings(ctx)
     with _reported_errors():
-        store = settings.open_store()
-        count = _require_session(store, settings.ns, session)
+        store, count = _require_session(settings.existing_store(), settings.ns, session)
         if not yes:
             typer.confirm(
                 f"Delete session {session!r} of namespace {settings.ns!r} "
@@ -94,8 +93,8 @@ def expire(
     seconds = parse_duration(older_than)
     console = _console()
     with _reported_errors():
-        store = settings.open_store()
-        doomed = _expire(store, settings, seconds, dry_run=dry_run)
+        store = settings.existing_store()
+        doomed = _expire(store, settings, seconds, dry_run=dry_run) if store is not None else []
         verb = "Would delete" if dry_run else "Deleted"
         scope = (
             f"namespace {settings.namespace!r}"

@@ -1,6 +1,6 @@
 """``lrm show`` and ``lrm recall``: what a stored session hands to the model."""
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.text import Text
@@ -27,30 +27,54 @@ _SessionArgument = Annotated[str, typer.Argument(help="The session id.")]
 
 
 def _open_session(settings: Settings, session: str) -> MemoryStore:
-    """Open the store; exit 1 when it holds nothing for ``session``."""
-    store = settings.open_store()
-    _require_session(store, settings.ns, session)
+    """Open the store; exit 1 when it holds nothing for ``session`` (or does not exist)."""
+    store, _ = _require_session(settings.existing_store(), settings.ns, session)
     return store
+
+
+def _session_kind(
+    store: MemoryStore, settings: Settings, session: str, kind: MemoryKind | None
+) -> tuple[MemoryKind, dict[str, Any]]:
+    """The memory the session was made with (``--memory`` wins) and its recorded settings."""
+    made = store.session_settings(settings.ns, session)
+    if kind is None:
+        kind = (
+            MemoryKind(made["memory"])
+            if made.get("memory") in MemoryKind.__members__
+            else MemoryKind.hybrid
+        )
+    return kind, made
 
 
 def _session_memory(
     settings: Settings,
     store: MemoryStore,
     session: str,
-    kind: MemoryKind,
+    kind: MemoryKind | None,
     max_tokens: int | None,
     summary_tokens: int | None,
 ) -> RecursiveMemory:
     """The recursive or hybrid memory that reads a stored session, with its budget.
 
-    HiGMem never folds: its log is read as a recursive memory (no recall share).
+    The session's recorded kind and budget are the defaults. HiGMem never folds: its log
+    is read as a recursive memory (no recall share).
     """
+    kind, made = _session_kind(store, settings, session, kind)
     kind = MemoryKind.recursive if kind is MemoryKind.higmem else kind
     memory = _make_memory(
-        kind, session, store, settings.ns, max_tokens=max_tokens, summary_tokens=summary_tokens
+        kind,
+        session,
+        store,
+        settings.ns,
+        max_tokens=max_tokens or _int(made.get("max_tokens")),
+        summary_tokens=summary_tokens or _int(made.get("max_summary_tokens")),
     )
     assert isinstance(memory, RecursiveMemory)
     return memory
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 @app.command()
@@ -58,15 +82,16 @@ def show(
     ctx: typer.Context,
     session: _SessionArgument,
     memory_kind: Annotated[
-        MemoryKind,
+        MemoryKind | None,
         typer.Option(
             "--memory",
             help=(
-                "The memory used at ingest (hybrid reserves a quarter of the budget for "
-                "recall; higmem is read as recursive)."
+                "Read the session as this memory (default: the one it was made with, else "
+                "hybrid; hybrid reserves a quarter of the budget for recall; higmem is read "
+                "as recursive)."
             ),
         ),
-    ] = MemoryKind.hybrid,
+    ] = None,
     max_tokens: MaxTokensOption = None,
     summary_tokens: SummaryTokensOption = None,
     window_rows: Annotated[
@@ -103,9 +128,13 @@ def recall(
         ),
     ] = False,
     memory_kind: Annotated[
-        MemoryKind,
-        typer.Option("--memory", help="Memory whose window is excluded from recall."),
-    ] = MemoryKind.hybrid,
+        MemoryKind | None,
+        typer.Option(
+            "--memory",
+            help="The memory to recall with (default: the one the session was made with; "
+            "a HiGMem session recalls with HiGMem retrieval).",
+        ),
+    ] = None,
     max_tokens: MaxTokensOption = None,
     summary_tokens: SummaryTokensOption = None,
     model: Annotated[
@@ -118,13 +147,14 @@ def recall(
     console = _console()
     with _reported_errors():
         store = _open_session(settings, session)
-        if higmem or memory_kind is MemoryKind.higmem:
+        kind, _ = _session_kind(store, settings, session, memory_kind)
+        if higmem or kind is MemoryKind.higmem:
             hg = HiGMem(session, model=_resolve_model(model), store=store, namespace=settings.ns)
             found = hg.retrieve(query, k=k)
             title = f"HiGMem retrieval for {query!r}"
             console.print(higmem_table(found, title) if found else "No turn matched.")
             return
-        memory = _session_memory(settings, store, session, memory_kind, max_tokens, summary_tokens)
+        memory = _session_memory(settings, store, session, kind, max_tokens, summary_tokens)
         hits = memory.recall(query, k=k)
         if not hits:
             console.print("No memory matched (turns still in the window are not recalled).")

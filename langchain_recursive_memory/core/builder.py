@@ -10,6 +10,7 @@ everywhere:
 * the recall share is :func:`~.config.recall_share`: an explicit ``recall_tokens`` wins;
   otherwise a memory that extracts facts or has an embedder (a *hybrid* memory) reserves
   a quarter of ``max_tokens`` for recall, any other none;
+* the summary cap is :func:`~.config.summary_cap`: 300, or a quarter of a small budget;
 * ``summary_role`` accepts LangChain's names too (``"human"``, ``"ai"``).
 
 Example:
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import TypedDict
 
-from .config import DEFAULT_MAX_TOKENS, DEFAULT_SUMMARY_TOKENS, MemoryConfig, recall_share
+from .config import DEFAULT_MAX_TOKENS, MemoryConfig, recall_share, summary_cap
 from .errors import ConfigurationError
 from .models import TextModel
 from .recursive.memory import HybridMemory, RecursiveMemory
@@ -76,12 +77,13 @@ class MemoryKwargs(TypedDict, total=False):
     """The keyword arguments of :class:`MemoryOptions`, as the adapters accept them."""
 
     max_tokens: int
-    max_summary_tokens: int
+    max_summary_tokens: int | None
     max_messages: int | None
     keep_tokens: int | None
     keep_messages: int | None
     summary_role: str
     recall_tokens: int | None
+    reserve_tokens: int
     extract_facts: bool
     embedder: Any
     tokenizer_model: str
@@ -98,12 +100,13 @@ class MemoryOptions:
     """
 
     max_tokens: int = DEFAULT_MAX_TOKENS
-    max_summary_tokens: int = DEFAULT_SUMMARY_TOKENS
+    max_summary_tokens: int | None = None
     max_messages: int | None = None
     keep_tokens: int | None = None
     keep_messages: int | None = None
     summary_role: str = "user"
     recall_tokens: int | None = None
+    reserve_tokens: int = 0
     extract_facts: bool = False
     embedder: Any = None
     tokenizer_model: str = "gpt-4o"
@@ -137,12 +140,13 @@ class MemoryOptions:
             return self.config
         return MemoryConfig(
             max_tokens=self.max_tokens,
-            max_summary_tokens=self.max_summary_tokens,
+            max_summary_tokens=summary_cap(self.max_tokens, self.max_summary_tokens),
             max_messages=self.max_messages,
             keep_tokens=self.keep_tokens,
             keep_messages=self.keep_messages,
             summary_role=ROLE_ALIASES.get(self.summary_role, self.summary_role),
             recall_tokens=recall_share(self.max_tokens, self.recall_tokens, hybrid=self.hybrid),
+            reserve_tokens=self.reserve_tokens,
         )
 
 

@@ -15,14 +15,16 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from typing import Any, TypeVar
 
+from .cache import HEALTH_CACHE_ENTRIES, SessionCache, session_cache_key
 from .embeddings import embedder_name, resolve_embedder
-from .errors import ConfigurationError, InvalidInputError
+from .errors import ConfigurationError, InvalidInputError, StoreError
 from .models import Embedder, TextModel
 from .runtime.effects import Steps, store_call
 from .runtime.retry import RetryPolicy
@@ -33,6 +35,12 @@ from .turn import Turn
 from .usage import Usage, UsageRecord
 
 __all__ = ["Engine", "SessionScope", "resolve_config", "turn_list"]
+
+logger = logging.getLogger("langchain_recursive_memory")
+
+_DESCRIBED: SessionCache[tuple[tuple[str, str | int | float], ...]] = SessionCache(
+    "described sessions", max_entries=HEALTH_CACHE_ENTRIES
+)
 
 C = TypeVar("C")
 
@@ -164,7 +172,28 @@ class Engine:
         stored = yield from store_call(
             self.store.append, self.namespace, self.session_id, items, counts, encoding
         )
+        yield from self._describe_steps()
         return stored, sum(counts)
+
+    def settings(self) -> dict[str, str | int | float]:
+        """How this memory is made, recorded with the session (see ``lrm show``)."""
+        return {}
+
+    def _describe_steps(self) -> Steps[None]:
+        """Record :meth:`settings` with the session, once per process (best effort)."""
+        settings = self.settings()
+        key = session_cache_key(self.store, self.namespace, self.session_id)
+        frozen = tuple(sorted(settings.items()))
+        if not settings or _DESCRIBED.get(key) == frozen:
+            return
+        try:
+            yield from store_call(
+                self.store.describe_session, self.namespace, self.session_id, settings
+            )
+        except StoreError as exc:
+            logger.info("session %r: settings not recorded (%s)", self.session_id, exc)
+            return
+        _DESCRIBED.put(key, frozen)
 
     # -- upkeep accounting ------------------------------------------------------------------
 

@@ -27,8 +27,9 @@ from typing import Any, Protocol
 
 from .dates import parse_datetime
 from .errors import InvalidInputError
+from .message_dicts import turns_from_dict
 from .storage import StoredTurn
-from .turn import ROLES, Turn
+from .turn import Turn
 
 __all__ = ["ingest", "locomo_sessions", "locomo_turns", "read_jsonl", "turns_from_dicts"]
 
@@ -96,46 +97,16 @@ def ingest(
 
 
 def turns_from_dicts(records: Iterable[Mapping[str, Any]]) -> list[Turn]:
-    """Build turns from dicts ``{role, content|text, name?, id?, created_at?, session?}``.
+    """Build turns from message objects, in any of the shapes of :mod:`.message_dicts`.
 
-    ``role`` accepts ``user``/``human``, ``assistant``/``ai``, ``system``, ``tool``;
-    ``created_at`` is seconds since the epoch or an ISO 8601 string.
+    OpenAI, Anthropic, LangChain and LlamaIndex message dicts and this package's own
+    ``{role, content|text, name?, id?, created_at?, session?}``; ``created_at`` is seconds
+    since the epoch or an ISO 8601 string.
 
     Raises:
         InvalidInputError: Naming the record that cannot be read.
     """
-    aliases = {"human": "user", "ai": "assistant", "bot": "assistant", "model": "assistant"}
-    out = []
-    for n, rec in enumerate(records, start=1):
-        if not isinstance(rec, Mapping):
-            raise InvalidInputError.for_value(f"record {n}", rec, "must be an object")
-        role = aliases.get(str(rec.get("role", "")).lower(), str(rec.get("role", "")).lower())
-        if role not in ROLES:
-            raise InvalidInputError.for_value(f"record {n} role", rec.get("role"), f"use {ROLES}")
-        text = rec.get("content", rec.get("text", ""))
-        if not isinstance(text, str):
-            text = json.dumps(text, ensure_ascii=False)
-        created = rec.get("created_at")
-        if isinstance(created, str):
-            try:
-                created = dt.datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
-            except ValueError as exc:
-                raise InvalidInputError.for_value(
-                    f"record {n} created_at", created, "must be ISO 8601 or seconds"
-                ) from exc
-        extra = {"session": str(rec["session"])} if rec.get("session") is not None else {}
-        out.append(
-            Turn(
-                role=role,
-                text=text,
-                name=rec.get("name"),
-                id=str(rec["id"]) if rec.get("id") is not None else None,
-                created_at=float(created) if created is not None else None,
-                tool_call_id=rec.get("tool_call_id"),
-                extra=extra,
-            )
-        )
-    return out
+    return [turn for n, rec in enumerate(records, start=1) for turn in turns_from_dict(rec, n)]
 
 
 def read_jsonl(path: str | Path, *, stable_ids: bool = False) -> list[Turn]:

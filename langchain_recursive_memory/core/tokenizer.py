@@ -35,7 +35,7 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
@@ -53,6 +53,17 @@ REPLY_PRIMING_TOKENS = 3
 TOKENS_PER_TOOL_CALL = 3
 DEFAULT_MEDIA_TOKENS = 765
 
+# Tokens of tool definitions, as OpenAI counts them (openai-cookbook, "How to count tokens
+# with tiktoken", num_tokens_for_tools, measured there against the API's prompt_tokens).
+FUNCTION_START_O200K = 7
+FUNCTION_START = 10
+PROPERTIES_START = 3
+PROPERTY_START = 3
+ENUM_START = -3
+ENUM_ITEM = 3
+FUNCTIONS_END = 12
+_NESTED_SCHEMA_KEYS = frozenset({"properties", "items", "anyOf", "oneOf", "allOf", "required"})
+
 COUNT_CACHE = 65536
 """Distinct long texts whose counts a counter memoises."""
 CACHED_TEXT_CHARS = 64
@@ -61,9 +72,6 @@ CUT_SEARCH_SHARE = 0.25
 """A cut looks for a sentence or word end within the last quarter of the allowed text."""
 
 _CALL_BLOCK_TYPES = frozenset({"tool_call", "tool_use", "function_call", "tool-call"})
-# A string this long made only of base64 / data-URL characters is a media payload.
-_PAYLOAD_CHARS = 2000
-_PAYLOAD_RE = re.compile(r"^(data:[\w/+.-]+;base64,)?[A-Za-z0-9+/=\s]+$")
 
 _ENDOFTEXT = "<|endoftext|>"
 _FIM_PREFIX = "<|fim_prefix|>"
@@ -112,6 +120,12 @@ _O200K_PATTERN = re.compile(
 )
 
 _load_lock = threading.Lock()
+
+
+def _line(*parts: Any) -> str:
+    """``a:b:c`` of the parts given, a trailing full stop of the last one dropped."""
+    text = ":".join(str(p) if p is not None else "" for p in parts)
+    return text[:-1] if text.endswith(".") else text
 
 
 def encoding_name_for_model(model: str) -> str:
@@ -255,13 +269,11 @@ class TokenCounter:
     def _count_value(self, value: Any) -> int:
         """Tokens of a content block: text as text, media at ``media_tokens``, anywhere.
 
-        Media is recognised by its ``type`` (or LlamaIndex's ``block_type``) at any depth
-        (an image inside a tool result's content, a citation block...), and a long
-        base64/data payload counts as one media item instead of as text.
+        Media is recognised by its block ``type`` (or LlamaIndex's ``block_type``) at any
+        depth (an image inside a tool result's content...); every other string, however
+        long (a reasoning block, a web page), is counted exactly as text.
         """
         if isinstance(value, str):
-            if len(value) > _PAYLOAD_CHARS and _PAYLOAD_RE.match(value[:_PAYLOAD_CHARS]):
-                return self.media_tokens
             return self.count_text(value)
         if isinstance(value, Mapping):
             kind = value.get("type", value.get("block_type"))
@@ -300,6 +312,48 @@ class TokenCounter:
             total += self.count_text(json.dumps(dict(call.args), ensure_ascii=False))
         if turn.tool_call_id:
             total += self.count_text(turn.tool_call_id)
+        return total
+
+    def count_tools(self, tools: Sequence[Mapping[str, Any]]) -> int:
+        """Return the tokens tool (function) definitions add to a request.
+
+        ``tools`` are OpenAI-style definitions (``{"type": "function", "function": {...}}``
+        or the bare ``{"name", "description", "parameters"}``). Counted the way OpenAI
+        counts function definitions (the openai-cookbook's ``num_tokens_for_tools``): per
+        function ``name:description`` plus a fixed start (7 tokens for the o200k models,
+        10 for cl100k), per property ``key:type:description`` plus 3 (enum values 3 each,
+        the list -3), 3 per properties block and 12 per request. Nested object and array
+        schemas, which that formula leaves out, are counted as their JSON text: an upper
+        bound.
+        """
+        if not tools:
+            return 0
+        start = FUNCTION_START_O200K if self.encoding_name == "o200k_base" else FUNCTION_START
+        total = FUNCTIONS_END
+        for tool in tools:
+            function = tool.get("function", tool)
+            total += start + self.count_text(
+                _line(function.get("name"), function.get("description"))
+            )
+            properties = (function.get("parameters") or {}).get("properties") or {}
+            if properties:
+                total += PROPERTIES_START
+            for key, schema in properties.items():
+                total += self._count_property(
+                    str(key), schema if isinstance(schema, Mapping) else {}
+                )
+        return total
+
+    def _count_property(self, key: str, schema: Mapping[str, Any]) -> int:
+        total = PROPERTY_START + self.count_text(
+            _line(key, schema.get("type"), schema.get("description"))
+        )
+        enum = schema.get("enum")
+        if isinstance(enum, list | tuple):
+            total += ENUM_START + sum(ENUM_ITEM + self.count_text(str(v)) for v in enum)
+        nested = {k: v for k, v in schema.items() if k in _NESTED_SCHEMA_KEYS}
+        if nested:
+            total += self.count_text(json.dumps(nested, ensure_ascii=False, default=str))
         return total
 
     def count_turns(self, turns: Iterable[Turn]) -> int:

@@ -30,7 +30,17 @@ ROLES: tuple[str, ...] = ("user", "assistant", "system", "tool")
 
 # Block types whose payload is binary or media, counted at a fixed cost, never as text.
 MEDIA_BLOCK_TYPES = frozenset(
-    {"image", "image_url", "input_image", "audio", "input_audio", "file", "video", "document"}
+    {
+        "image",
+        "image_url",
+        "input_image",
+        "audio",
+        "input_audio",
+        "file",
+        "input_file",
+        "video",
+        "document",
+    }
 )
 _TEXT_KEYS = ("text", "thinking", "reasoning", "content", "summary")
 
@@ -211,31 +221,34 @@ def blocks_text(blocks: Sequence[Any]) -> str:
 def group_tool_calls(turns: Sequence[Turn]) -> list[list[Turn]]:
     """Split turns into units that must never be separated.
 
-    An assistant turn with tool calls and the tool turns that answer it form one unit;
-    every other turn is a unit of its own. A tool turn without a matching call before it
-    (its assistant turn is not in ``turns``) forms a unit of its own.
+    An assistant turn with tool calls and the tool turns that answer it form one unit; so
+    does a run of tool-calling assistant turns whose calls are still open (parallel calls
+    some providers send as several messages) with all their results. Every other turn is
+    a unit of its own. A tool turn whose call is not open before it (its assistant turn is
+    not in ``turns``, or it was answered already) forms a unit of its own.
 
     Example:
         >>> a = Turn(role="assistant", tool_calls=(ToolCall("f", {}, "c1"),))
-        >>> r = Turn(role="tool", text="42", tool_call_id="c1")
-        >>> [len(g) for g in group_tool_calls([Turn(role="user", text="q"), a, r])]
-        [1, 2]
+        >>> b = Turn(role="assistant", tool_calls=(ToolCall("g", {}, "c2"),))
+        >>> ra = Turn(role="tool", text="1", tool_call_id="c1")
+        >>> rb = Turn(role="tool", text="2", tool_call_id="c2")
+        >>> [len(g) for g in group_tool_calls([Turn(role="user", text="q"), a, b, ra, rb])]
+        [1, 4]
     """
     groups: list[list[Turn]] = []
     open_calls: set[str] = set()
+    calling = False  # the current group starts with a tool-calling assistant turn
     for turn in turns:
-        if (
-            turn.role == "tool"
-            and groups
-            and (
-                (turn.tool_call_id is not None and turn.tool_call_id in open_calls)
-                or (turn.tool_call_id is None and groups[-1][0].has_tool_calls)
-            )
-        ):
+        if calling and turn.role == "tool":
+            if turn.tool_call_id is None or turn.tool_call_id in open_calls:
+                groups[-1].append(turn)
+                open_calls.discard(turn.tool_call_id or "")
+                continue
+        elif calling and open_calls and turn.role == "assistant" and turn.has_tool_calls:
             groups[-1].append(turn)
-            if turn.tool_call_id is not None:
-                open_calls.discard(turn.tool_call_id)
+            open_calls |= {c.id for c in turn.tool_calls if c.id is not None}
             continue
         groups.append([turn])
+        calling = turn.role == "assistant" and turn.has_tool_calls
         open_calls = {c.id for c in turn.tool_calls if c.id is not None}
     return groups

@@ -100,6 +100,10 @@ class HiGMem(Engine):
         yield from self._indexer.steps(flush)
         return stored
 
+    def settings(self) -> dict[str, str | int | float]:
+        """The memory's kind, recorded with the session (see ``lrm show``)."""
+        return {"memory": "higmem"}
+
     def _forget(self) -> None:
         session_index(self.scope).forget()
 

@@ -13,7 +13,7 @@ Example:
     'Ada lives in Oslo.'
 """
 
-from .answers import clean_summary, json_values, strip_reasoning
+from .answers import check_grounded, clean_summary, json_values, strip_reasoning
 from .facts import (
     FACTS_INSTRUCTIONS,
     FACTS_PROMPT,
@@ -42,6 +42,7 @@ __all__ = [
     "FILTER_PROMPT",
     "PREDICT_PROMPT",
     "REWRITE_PROMPT",
+    "check_grounded",
     "clean_summary",
     "facts_prompt",
     "json_values",

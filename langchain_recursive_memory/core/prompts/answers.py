@@ -15,8 +15,14 @@ import re
 from typing import Any
 
 from ..errors import ModelOutputError
+from ..retrieval.lexical import tokenize
 
-__all__ = ["clean_summary", "json_values", "strip_reasoning"]
+__all__ = ["UNGROUNDED_TOKENS", "check_grounded", "clean_summary", "json_values", "strip_reasoning"]
+
+UNGROUNDED_TOKENS = 4
+"""A summary with at least this many distinct content words, none of them in what it
+summarizes, is not a summary of it (an error text, another conversation); a shorter one
+(``"Summary of it all."``) cannot be judged and passes."""
 
 _THINK_RE = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.IGNORECASE)
 _TAG_RE = re.compile(r"^\s*<summary>\s*|\s*</summary>\s*$", re.IGNORECASE)
@@ -63,3 +69,22 @@ def clean_summary(answer: object) -> str:
     if not text:
         raise ModelOutputError(f"the summarizer returned an empty summary: {answer[:80]!r}")
     return text
+
+
+def check_grounded(summary: str, sources: str) -> str:
+    """``summary``, checked to share content with ``sources``.
+
+    ``sources`` is what the summary folds: the messages and the previous summary.
+
+    Raises:
+        ModelOutputError: When the summary has :data:`UNGROUNDED_TOKENS` or more distinct
+            content words and none of them appears in ``sources`` (a provider's error text
+            answered instead of raised, say): the fold fails and is retried, and the
+            previous summary is kept.
+    """
+    words = set(tokenize(summary))
+    if len(words) >= UNGROUNDED_TOKENS and not words & set(tokenize(sources)):
+        raise ModelOutputError(
+            f"the summary shares no content with the folded messages: {summary[:120]!r}"
+        )
+    return summary

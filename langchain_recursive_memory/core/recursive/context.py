@@ -12,12 +12,9 @@ Rules, in order:
    for a question, the recalled memories (within ``recall_tokens``). ``recall_tokens``
    stays reserved even with no question, for a retriever's output, so the window is the
    same with or without recall.
-2. The window is the newest whole units of unfolded messages that fit the rest; a tool
-   result whose call is not shown is dropped, and an invalid tool call (malformed
-   arguments, never executed) left without a result is shown with a placeholder result
-   (except in the newest unit, which may still await it).
-3. When not even the newest message fits, it is shown cut, marked as cut (the log keeps it
-   whole), so the model still sees the current question.
+2. The window is the newest whole units of unfolded messages that fit the rest, always
+   with the current question and what the model has not seen yet: when they do not fit,
+   the largest tool results, then other messages, are shown cut (:mod:`.window`).
 
 Example:
     >>> from langchain_recursive_memory.core import MemoryConfig, TokenCounter, Turn
@@ -31,7 +28,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..config import MemoryConfig
 from ..dates import format_time
@@ -39,20 +36,14 @@ from ..retrieval.hits import RecallHit
 from ..storage import SessionState, StoredTurn, Summary
 from ..tokenizer import REPLY_PRIMING_TOKENS, TokenCounter
 from ..turn import Turn
-from .units import drop_orphan_results, placeholder_results, select_suffix, window_units
+from .window import Window
 
 __all__ = [
-    "CUT_MARKER_TOKENS",
-    "MIN_CUT_TOKENS",
     "RECALL_BLOCK_OVERHEAD",
     "Context",
     "ContextBuilder",
 ]
 
-CUT_MARKER_TOKENS = 24
-"""Tokens kept free for the ``[... N more tokens not shown]`` marker of a cut message."""
-MIN_CUT_TOKENS = 16
-"""A message is shown cut only if at least this many tokens of its text fit."""
 RECALL_BLOCK_OVERHEAD = 8
 """Tokens of the ``<memories>`` tags and their newlines around the recalled lines."""
 PART_SEPARATOR_TOKENS = 2
@@ -100,6 +91,7 @@ class ContextBuilder:
     def __init__(self, config: MemoryConfig, counter: TokenCounter) -> None:
         self.config = config
         self.counter = counter
+        self.window = Window(counter)
 
     def build(
         self, state: SessionState, hits: Sequence[RecallHit] = (), *, reserve: int = 0
@@ -109,12 +101,13 @@ class ContextBuilder:
         Args:
             state: The latest summary and the unfolded turns.
             hits: Memories recalled for the current question, best first.
-            reserve: Tokens of ``max_tokens`` left free for what the caller adds itself.
+            reserve: Tokens of ``max_tokens`` left free for what the caller adds itself,
+                beside the configured ``reserve_tokens``.
         """
         cfg = self.config
         first, recall_text, recalled = self._first_message(state.summary, hits)
         first_tokens = self.counter.count_turn(first) if first is not None else 0
-        room = cfg.max_tokens - REPLY_PRIMING_TOKENS - reserve
+        room = cfg.max_tokens - REPLY_PRIMING_TOKENS - cfg.reserve_tokens - reserve
         if first is not None and first_tokens > room:
             first, first_tokens, recalled = None, 0, ()  # not even the summary fits
         available = room - first_tokens - (0 if recall_text and first else cfg.recall_tokens)
@@ -123,7 +116,7 @@ class ContextBuilder:
             summary_only = first_tokens - self.counter.count_text(recall_text)
             summary_only -= PART_SEPARATOR_TOKENS
             available = min(available, room - max(summary_only, 0) - cfg.recall_tokens)
-        window, costs = self._window(state.turns, available)
+        window, costs = self.window.fit(state.turns, available)
         return Context(
             summary=state.summary,
             summary_turn=first,
@@ -214,49 +207,3 @@ class ContextBuilder:
             stated = hit.metadata.get("stated_time")
             return f"- fact{f' ({stated})' if stated else ''}: {cut}"
         return f"- [{format_time(hit.time)}] {hit.role}: {cut}"
-
-    def _window(
-        self, turns: Sequence[StoredTurn], available: int
-    ) -> tuple[list[StoredTurn], list[int]]:
-        """The newest whole units within ``available`` tokens, and their costs."""
-        units, costs = window_units(turns, self.counter)
-        for i in range(len(units) - 1):  # not the newest: it may still await its results
-            extra = placeholder_results(units[i])
-            if extra:
-                stand_ins = [self._stand_in(t) for t in extra]
-                units[i] = [*units[i], *stand_ins]
-                costs[i] = [*costs[i], *(s.tokens for s in stand_ins)]
-        cost_of = {
-            id(s): c
-            for unit, cs in zip(units, costs, strict=True)
-            for s, c in zip(unit, cs, strict=True)
-        }
-        window = drop_orphan_results(select_suffix(units, costs, available))
-        if not window and units and len(units[-1]) == 1 and units[-1][0].turn.role != "tool":
-            # The newest message alone is larger than the budget: show it cut (the log keeps
-            # it whole), so the model still sees the current question.
-            cut = self.cut_to_fit(units[-1][0], available)
-            if cut is not None:
-                window = [cut]
-                cost_of[id(cut)] = cut.tokens
-        return window, [cost_of[id(s)] for s in window]
-
-    def _stand_in(self, turn: Turn) -> StoredTurn:
-        """A placeholder turn as a stored one (order key -1: it is not in the log)."""
-        return StoredTurn(turn, -1, self.counter.count_turn(turn), self.counter.encoding_name)
-
-    def cut_to_fit(self, stored: StoredTurn, available: int) -> StoredTurn | None:
-        """A copy of ``stored`` whose text is cut to fit ``available`` tokens, or None."""
-        turn = stored.turn
-        overhead = self.counter.count_turn(replace(turn, text="", blocks=None))
-        room = available - overhead - CUT_MARKER_TOKENS
-        if room < MIN_CUT_TOKENS:
-            return None
-        total = self.counter.count_text(turn.text)
-        head = self.counter.truncate(turn.text, room)
-        text = f"{head} [... {total - self.counter.count_text(head)} more tokens not shown]"
-        cut = replace(turn, text=text, blocks=None)
-        cost = self.counter.count_turn(cut)
-        if cost > available:
-            return None
-        return StoredTurn(cut, stored.seq, cost, self.counter.encoding_name, stored.folded_in)

@@ -121,7 +121,7 @@ class Folder:
         key = session_cache_key(scope.store, scope.namespace, scope.session_id)
         self.health = _HEALTH.get_or_create(key, FoldHealth)
 
-    def clearly_not_due(self, tokens: int, messages: int) -> bool:
+    def clearly_not_due(self, tokens: int, messages: int, reserve: int = 0) -> bool:
         """Whether this process's view of the window says no fold is due after an add.
 
         The view comes from the last read or fold of the session in this process plus the
@@ -133,7 +133,7 @@ class Folder:
         if view is None:
             return False
         tokens, messages = tokens + view[0], messages + view[1]
-        if fold_due(tokens, messages, self.config) is not None:
+        if fold_due(tokens, messages, self.config, reserve) is not None:
             return False
         self.health.window = (tokens, messages)
         return True
@@ -143,8 +143,10 @@ class Folder:
         tokens = sum(turn_tokens(t, self.counter) for t in turns)
         self.health.window = (tokens, len(turns))
 
-    def steps(self, force: bool, from_add: bool) -> Steps[FoldResult]:
+    def steps(self, force: bool, from_add: bool, reserve: int = 0) -> Steps[FoldResult]:
         """Fold if due (or with ``force``); from ``add``, a cool-down or a busy lock skips.
+
+        ``reserve``: tokens the caller's request uses now beside the memory's messages.
 
         Raises:
             ModelError: When the summarizer failed (not from ``add``).
@@ -158,7 +160,7 @@ class Folder:
         progress = _Progress()
         try:
             for _ in range(MAX_FOLD_RELOADS):
-                lost = yield from self._attempt_steps(force, progress)
+                lost = yield from self._attempt_steps(force, progress, reserve)
                 if not lost:
                     break
                 force = False
@@ -172,12 +174,12 @@ class Folder:
         health.failures, health.last_error, health.retry_at = 0, None, 0.0
         return self._result(progress, None)
 
-    def _attempt_steps(self, force: bool, progress: _Progress) -> Steps[bool]:
+    def _attempt_steps(self, force: bool, progress: _Progress, reserve: int) -> Steps[bool]:
         """Load, plan and fold; return whether another writer won a version first."""
         scope = self.scope
         state = yield from store_call(scope.store.load, scope.namespace, scope.session_id)
         progress.summary = state.summary
-        plan = plan_fold(state.turns, self.config, self.counter, force=force)
+        plan = plan_fold(state.turns, self.config, self.counter, force=force, reserve=reserve)
         self.observe(state.turns)
         if plan is None:
             return False

@@ -45,6 +45,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from os import PathLike
 from typing import Any
 
@@ -174,6 +175,17 @@ class RecursiveMemory(Engine):
             f"max_tokens={self.config.max_tokens})"
         )
 
+    def settings(self) -> dict[str, str | int | float]:
+        """The memory's kind and budget, recorded with the session (see ``lrm show``)."""
+        cfg = self.config
+        hybrid = self.extract_facts or self.embedder is not None or cfg.recall_tokens > 0
+        return {
+            "memory": "hybrid" if hybrid else "recursive",
+            "max_tokens": cfg.max_tokens,
+            "max_summary_tokens": cfg.max_summary_tokens,
+            "recall_tokens": cfg.recall_tokens,
+        }
+
     @property
     def last_fold_error(self) -> Exception | None:
         """The error of the last failed fold, or None if the last fold succeeded."""
@@ -191,10 +203,12 @@ class RecursiveMemory(Engine):
 
     # -- steps ------------------------------------------------------------------------------
 
-    def _add_steps(self, turns: Sequence[Turn], fold: bool) -> Steps[list[StoredTurn]]:
+    def _add_steps(
+        self, turns: Sequence[Turn], fold: bool, reserve: int
+    ) -> Steps[list[StoredTurn]]:
         stored, tokens = yield from self._append_steps(turns)
-        if fold and not self._folder.clearly_not_due(tokens, len(stored)):
-            yield from self._folder.steps(force=False, from_add=True)
+        if fold and not self._folder.clearly_not_due(tokens, len(stored), reserve):
+            yield from self._folder.steps(force=False, from_add=True, reserve=reserve)
         return stored
 
     def _context_steps(self, query: str | None, k: int | None, reserve: int) -> Steps[Context]:
@@ -221,7 +235,9 @@ class RecursiveMemory(Engine):
 
     # -- public API: sync and async twins ---------------------------------------------------
 
-    def add(self, turns: Turn | Sequence[Turn], *, fold: bool = True) -> list[StoredTurn]:
+    def add(
+        self, turns: Turn | Sequence[Turn], *, fold: bool = True, reserve: int = 0
+    ) -> list[StoredTurn]:
         """Store turns durably, then fold if the window is over budget.
 
         With ``background_folds=True`` the fold runs on a background thread and ``add``
@@ -231,6 +247,9 @@ class RecursiveMemory(Engine):
             turns: One turn or several, in conversation order.
             fold: Fold if due (default). A failed fold is logged and retried later; it
                 never fails ``add``.
+            reserve: Tokens of ``max_tokens`` the caller's requests use now beside the
+                memory's messages (its system prompt and tools), beyond the configured
+                ``reserve_tokens``: the fold keeps the window within what remains.
 
         Returns:
             The stored turns (with ids and order keys).
@@ -239,24 +258,26 @@ class RecursiveMemory(Engine):
             StoreError: When the turns could not be stored (nothing was stored).
         """
         inline = fold and not self.background_folds
-        stored = self.runner.run(self._add_steps(turn_list(turns), inline))
+        stored = self.runner.run(self._add_steps(turn_list(turns), inline, reserve))
         if fold and self.background_folds:
-            self._background.submit(self._background_fold)
+            self._background.submit(partial(self._background_fold, reserve))
         return stored
 
-    async def aadd(self, turns: Turn | Sequence[Turn], *, fold: bool = True) -> list[StoredTurn]:
+    async def aadd(
+        self, turns: Turn | Sequence[Turn], *, fold: bool = True, reserve: int = 0
+    ) -> list[StoredTurn]:
         """Async twin of :meth:`add` (a background fold is an asyncio task)."""
         inline = fold and not self.background_folds
-        stored = await self.runner.arun(self._add_steps(turn_list(turns), inline))
+        stored = await self.runner.arun(self._add_steps(turn_list(turns), inline, reserve))
         if fold and self.background_folds:
-            self._background.submit_async(self._abackground_fold)
+            self._background.submit_async(partial(self._abackground_fold, reserve))
         return stored
 
-    def _background_fold(self) -> None:
-        self.runner.run(self._folder.steps(force=False, from_add=True))
+    def _background_fold(self, reserve: int) -> None:
+        self.runner.run(self._folder.steps(force=False, from_add=True, reserve=reserve))
 
-    async def _abackground_fold(self) -> None:
-        await self.runner.arun(self._folder.steps(force=False, from_add=True))
+    async def _abackground_fold(self, reserve: int) -> None:
+        await self.runner.arun(self._folder.steps(force=False, from_add=True, reserve=reserve))
 
     def wait_for_folds(self, timeout: float | None = None) -> bool:
         """Wait until no background fold of this memory is pending (sync ones).

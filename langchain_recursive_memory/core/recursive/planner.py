@@ -30,15 +30,17 @@ PROMPT_LINE_OVERHEAD = 16
 time stamp, the role and the cut marker (measured on the prompt of :mod:`..prompts`)."""
 
 
-def fold_due(tokens: int, messages: int, config: MemoryConfig) -> str | None:
+def fold_due(tokens: int, messages: int, config: MemoryConfig, reserve: int = 0) -> str | None:
     """Why unfolded messages must be folded (``"tokens"``, ``"messages"``), or None.
 
     Args:
         tokens: Tokens of the unfolded messages.
         messages: How many there are.
         config: The budgets.
+        reserve: Tokens the caller's request uses beside the memory's messages now (its
+            system prompt and tools), beyond the configured ``reserve_tokens``.
     """
-    if tokens > config.window_budget:
+    if tokens > config.window_budget - reserve:
         return "tokens"
     if config.max_messages is not None and messages > config.max_messages:
         return "messages"
@@ -71,39 +73,62 @@ def plan_fold(
     counter: TokenCounter,
     *,
     force: bool = False,
+    reserve: int = 0,
 ) -> FoldPlan | None:
     """Decide whether the unfolded ``turns`` must be folded, and how.
+
+    The newest user message and the newest unit are never folded unforced (see
+    :func:`_pinned`): a version may then skip the held-back question, which a later fold
+    takes once a newer user message exists.
 
     Returns:
         The plan, or None when nothing needs folding.
     """
     counts = [turn_tokens(t, counter) for t in turns]
-    reason = fold_due(sum(counts), len(turns), config) or ("forced" if force else None)
+    reason = fold_due(sum(counts), len(turns), config, reserve) or ("forced" if force else None)
     if reason is None:
         return None
     units = units_of(turns)
     cost_of = {s.id: c for s, c in zip(turns, counts, strict=True)}
-    kept = _kept_units(units, cost_of, config)
-    fold_units = units[: len(units) - kept]
-    if fold_units and len(fold_units) == len(units) and not force:
-        # The newest unit is kept even when it alone exceeds keep_tokens: it is the current
-        # question (shown cut to the budget; the next fold takes it), or it still waits for
-        # its tool results (folding it now would leave them without their call).
-        fold_units = fold_units[:-1]
-    elif fold_units and len(fold_units) == len(units) and awaiting_results(fold_units[-1]):
-        fold_units = fold_units[:-1]
+    kept = _kept_units(units, cost_of, config, reserve)
+    pinned = _pinned(units, force)
+    fold_units = [u for i, u in enumerate(units[: len(units) - kept]) if i not in pinned]
     if not fold_units:
         return None
     chunks = _chunks(fold_units, cost_of, config)
-    keep = tuple(s for unit in units[len(fold_units) :] for s in unit)
+    folded = {id(u) for u in fold_units}
+    keep = tuple(s for unit in units if id(unit) not in folded for s in unit)
     return FoldPlan(chunks, keep, reason)
 
 
+def _pinned(units: Sequence[Sequence[StoredTurn]], force: bool) -> set[int]:
+    """The units a fold never takes, by position.
+
+    The newest user message and the newest unit: the current question and what the model
+    has not seen yet (shown, cut to the budget if need be, and folded once a later message
+    follows). A forced fold takes them too, but a newest unit still waiting for its tool
+    results.
+    """
+    if not units:
+        return set()
+    newest = len(units) - 1
+    if force:
+        return {newest} if awaiting_results(units[newest]) else set()
+    question = next((i for i in range(newest, -1, -1) if units[i][0].turn.role == "user"), newest)
+    return {question, newest}
+
+
 def _kept_units(
-    units: Sequence[Sequence[StoredTurn]], cost_of: dict[str, int], config: MemoryConfig
+    units: Sequence[Sequence[StoredTurn]],
+    cost_of: dict[str, int],
+    config: MemoryConfig,
+    reserve: int,
 ) -> int:
     """How many of the newest whole units stay verbatim after the fold."""
-    keep_tokens = config.keep_tokens_effective
+    window = max(0, config.window_budget - reserve)
+    keep_tokens = min(config.keep_tokens_effective, window)
+    if config.keep_tokens is None:  # the default: half of what the window has now
+        keep_tokens = window // 2
     keep_messages = config.keep_messages_effective
     kept = used_tokens = used_messages = 0
     for unit in reversed(units):

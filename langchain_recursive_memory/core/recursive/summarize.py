@@ -31,6 +31,7 @@ from ..engine import SessionScope
 from ..errors import ModelError
 from ..facts import Fact
 from ..prompts import (
+    check_grounded,
     clean_summary,
     facts_prompt,
     parse_combined,
@@ -135,10 +136,12 @@ class Summarizer:
             known_facts=render_known_facts(related) if combined else None,
         )
         facts: list[Fact] | None = None
+        sources = "\n".join([prev_text or "", *(t.text for t in turns)])
         if combined:
-            text, facts = yield from self._combined_steps(prompt, ids)
+            text, facts = yield from self._combined_steps(prompt, ids, sources)
         else:
-            text = yield from complete(prompt, clean_summary)
+            grounded = lambda a: check_grounded(clean_summary(a), sources)  # noqa: E731
+            text = yield from complete(prompt, grounded)
         text = yield from self._capped_steps(text)
         if self.facts.enabled and not combined:
             facts = yield from self._separate_facts_steps(turns, ids, related)
@@ -155,9 +158,15 @@ class Summarizer:
         best = [i for i, _ in index.search(query, KNOWN_FACTS_IN_PROMPT)]
         return [stored[i] for i in sorted(best)]
 
-    def _combined_steps(self, prompt: str, ids: list[str]) -> Steps[tuple[str, list[Fact] | None]]:
+    def _combined_steps(
+        self, prompt: str, ids: list[str], sources: str
+    ) -> Steps[tuple[str, list[Fact] | None]]:
         """The summary and facts of one call; a malformed facts answer is asked again."""
-        parse = partial(parse_combined, turn_ids=ids)
+
+        def parse(answer: str) -> tuple[str, list[Fact] | None, str]:
+            summary, facts, problem = parse_combined(answer, ids)
+            return check_grounded(summary, sources), facts, problem
+
         text, facts, problem = yield from complete(prompt, parse)
         for _ in range(self.facts.attempts - 1):
             if facts is not None:

@@ -5,15 +5,14 @@ message with tool calls and its tool results are folded together or kept togethe
 split, so a provider never sees a tool result without its call.
 
 Example:
-    >>> from langchain_recursive_memory.core.recursive.units import select_suffix
-    >>> select_suffix([[1], [2, 3], [4]], [[5], [5, 5], [5]], budget=15)
-    [2, 3, 4]
+    >>> from langchain_recursive_memory.core.recursive.units import suffix_start
+    >>> suffix_start([[5], [5, 5], [5]], budget=15)
+    1
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
 
 from ..storage import StoredTurn
 from ..tokenizer import TokenCounter
@@ -23,13 +22,11 @@ __all__ = [
     "awaiting_results",
     "drop_orphan_results",
     "placeholder_results",
-    "select_suffix",
+    "suffix_start",
     "turn_tokens",
     "units_of",
     "window_units",
 ]
-
-T = TypeVar("T")
 
 
 def turn_tokens(stored: StoredTurn, counter: TokenCounter) -> int:
@@ -48,24 +45,23 @@ def units_of(turns: Sequence[StoredTurn]) -> list[list[StoredTurn]]:
 def window_units(
     turns: Sequence[StoredTurn], counter: TokenCounter
 ) -> tuple[list[list[StoredTurn]], list[list[int]]]:
-    """Return ``turns`` as units with their token costs (for :func:`select_suffix`)."""
+    """Return ``turns`` as units with their token costs (for :func:`suffix_start`)."""
     units = units_of(turns)
     return units, [[turn_tokens(s, counter) for s in unit] for unit in units]
 
 
-def select_suffix(
-    units: Sequence[Sequence[T]], costs: Sequence[Sequence[int]], budget: int
-) -> list[T]:
-    """Return the longest run of whole units, ending with the newest, within ``budget``."""
-    kept: list[Sequence[T]] = []
+def suffix_start(costs: Sequence[Sequence[int]], budget: int) -> int:
+    """Where the longest run of whole units ending with the newest within ``budget`` starts.
+
+    ``costs`` holds each unit's message costs; ``len(costs)`` means not even the newest
+    unit fits.
+    """
     used = 0
-    for unit, cost in zip(reversed(units), reversed(costs), strict=True):
-        total = sum(cost)
-        if used + total > budget:
-            break
-        kept.append(unit)
-        used += total
-    return [item for unit in reversed(kept) for item in unit]
+    for i in range(len(costs) - 1, -1, -1):
+        used += sum(costs[i])
+        if used > budget:
+            return i + 1
+    return 0
 
 
 def awaiting_results(unit: Sequence[StoredTurn]) -> bool:
@@ -76,25 +72,18 @@ def awaiting_results(unit: Sequence[StoredTurn]) -> bool:
 
 
 def drop_orphan_results(window: list[StoredTurn]) -> list[StoredTurn]:
-    """Drop tool results whose call id names no call in the window (providers reject them).
+    """Drop tool results whose call is not shown before them (providers reject them).
 
     They stay in the log; this only keeps them out of the messages handed to the model.
+    Such a result forms a unit of its own (see :func:`~..turn.group_tool_calls`); one
+    without a call id (a legacy function message) cannot be checked, and is kept.
     """
-    out: list[StoredTurn] = []
-    open_calls: set[str] = set()
-    for stored in window:
-        turn = stored.turn
-        if turn.role == "tool":
-            # A result naming a call that is not in the window is an orphan. One without
-            # a call id (legacy function messages) cannot be checked, and is kept.
-            if turn.tool_call_id is not None and turn.tool_call_id not in open_calls:
-                continue
-        elif turn.role == "assistant":
-            open_calls = {c.id for c in turn.tool_calls if c.id is not None}
-        else:
-            open_calls = set()
-        out.append(stored)
-    return out
+    return [
+        stored
+        for unit in units_of(window)
+        if not (unit[0].turn.role == "tool" and unit[0].turn.tool_call_id is not None)
+        for stored in unit
+    ]
 
 
 def placeholder_results(unit: Sequence[StoredTurn]) -> list[Turn]:

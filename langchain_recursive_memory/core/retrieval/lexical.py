@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -74,6 +75,21 @@ def tokenize(text: str) -> list[str]:
     return [stem for stem, _ in word_stems(text)]
 
 
+@lru_cache(maxsize=1)
+def _bm25s() -> Any:
+    """The bm25s module; its logger level is left to the application's logging.
+
+    bm25s sets its own logger to DEBUG at import, so its ``Building index from tokens``
+    lines would reach an application that configured WARNING.
+    """
+    import bm25s
+
+    log = logging.getLogger("bm25s")
+    if log.level == logging.DEBUG:
+        log.setLevel(logging.NOTSET)
+    return bm25s
+
+
 class LexicalIndex:
     """A BM25 index over a fixed list of texts (rebuild it when the texts change).
 
@@ -84,8 +100,7 @@ class LexicalIndex:
     """
 
     def __init__(self, texts: Sequence[str], *, k1: float = BM25_K1, b: float = BM25_B) -> None:
-        import bm25s
-
+        bm25s = _bm25s()
         self.size = len(texts)
         tokens = [tokenize(t) for t in texts]
         self._bm25: Any = None

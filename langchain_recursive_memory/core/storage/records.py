@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..turn import Turn
 
@@ -107,8 +108,17 @@ class VectorRecord:
 
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
-    """A session listed by :meth:`MemoryStore.sessions`."""
+    """A session listed by :meth:`MemoryStore.sessions`.
+
+    Attributes:
+        namespace: Its namespace.
+        session_id: Its id.
+        created_at: When it was first stored to.
+        settings: How its memory was made (``memory``, ``max_tokens``...; see
+            :meth:`MemoryStore.describe_session`), empty when unknown.
+    """
 
     namespace: str
     session_id: str
     created_at: float
+    settings: Mapping[str, Any] = field(default_factory=dict)

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from typing import Any
 
 from .client import StoreClient
 from .keys import Scope, namespace_filter, session_record_id
 from .records import SessionInfo
 from .repository import Repository, placeholders
 
-__all__ = ["SessionList"]
+__all__ = ["SETTING", "SessionList"]
+
+SETTING = "set_"
+"""Prefix of a session record's metadata keys that say how its memory was made."""
+
+
+def _settings(meta: Mapping[str, Any]) -> dict[str, Any]:
+    return {k[len(SETTING) :]: v for k, v in meta.items() if k.startswith(SETTING)}
 
 
 class SessionList(Repository):
@@ -42,6 +51,24 @@ class SessionList(Repository):
         """Forget that the session was registered (it was cleared)."""
         self._registered.discard(skey)
 
+    def describe(self, scope: Scope, settings: Mapping[str, str | int | float]) -> None:
+        """Record how the session's memory was made (merged into its record)."""
+        self.register(scope)
+        meta = {f"{SETTING}{k}": v for k, v in settings.items()}
+        self.chroma.call(
+            "describe the session",
+            lambda: self.collection.update(ids=[session_record_id(scope.key)], metadatas=[meta]),
+        )
+
+    def settings(self, scope: Scope) -> dict[str, Any]:
+        """How the session's memory was made, as :meth:`describe` recorded it (or empty)."""
+        got = self.chroma.call(
+            "read the session",
+            lambda: self.collection.get(ids=[session_record_id(scope.key)], include=["metadatas"]),
+        )
+        metas = [m for m in got["metadatas"] or [] if scope.owns(m)]
+        return _settings(metas[0]) if metas else {}
+
     def entries(self, namespace: str | None = None) -> list[SessionInfo]:
         """List sessions (of one namespace, or all), oldest first."""
         where = namespace_filter(namespace)
@@ -49,7 +76,7 @@ class SessionList(Repository):
             "list sessions", lambda: self.collection.get(where=where, include=["metadatas"])
         )
         out = [
-            SessionInfo(str(m["ns"]), str(m["sid"]), float(m["created"]))
+            SessionInfo(str(m["ns"]), str(m["sid"]), float(m["created"]), _settings(m))
             for m in got["metadatas"] or []
         ]
         out.sort(key=lambda s: (s.created_at, s.namespace, s.session_id))

@@ -368,6 +368,20 @@ class MemoryStore:
         """List sessions (of one namespace, or all), oldest first."""
         return self._sessions.entries(namespace)
 
+    def describe_session(
+        self, namespace: str, session_id: str, settings: Mapping[str, str | int | float]
+    ) -> None:
+        """Record how the session's memory was made (``memory``, ``max_tokens``...).
+
+        The engines record it on their first write in a process; the command line reads it
+        to show and recall a session the way it was made.
+        """
+        self._sessions.describe(Scope.of(namespace, session_id), settings)
+
+    def session_settings(self, namespace: str, session_id: str) -> dict[str, Any]:
+        """How the session's memory was made (see :meth:`describe_session`), or empty."""
+        return self._sessions.settings(Scope.of(namespace, session_id))
+
     def activity(self, namespace: str | None = None) -> dict[tuple[str, str], float]:
         """Return when each session (of a namespace, or all) last stored a turn.
 

@@ -1,31 +1,6 @@
-"""``RecursiveMemoryMiddleware``: recursive summary memory for LangChain v1 agents.
+"""The middleware class: stores the agent's messages and bounds each model request.
 
-An ``AgentMiddleware`` for ``langchain.agents.create_agent``. Every message of the agent's
-state is stored durably in the memory's Chroma log, and before each model call the model
-is sent, instead of the whole history: the agent's system prompt (first, once), the running
-summary (with the facts and turns recalled for the latest human message when recall is
-on), then the most recent messages, all within ``max_tokens``. Tool calls are never split
-from their results, no system message ever lands in the middle, and a failed summary is
-never shown (the last good one is, with the newest messages that fit).
-
-It needs the ``langchain`` package: ``pip install "langchain-recursive-memory[agents]"``.
-
-Example:
-    >>> from langchain.agents import create_agent
-    >>> from langchain_core.language_models import GenericFakeChatModel
-    >>> from langchain_core.messages import AIMessage
-    >>> from langchain_recursive_memory.core import MemoryStore
-    >>> from langchain_recursive_memory.middleware import RecursiveMemoryMiddleware
-    >>> memory = RecursiveMemoryMiddleware(
-    ...     "user-42", store=MemoryStore.in_memory(), max_tokens=500, max_summary_tokens=100
-    ... )
-    >>> chat = GenericFakeChatModel(messages=iter([AIMessage("Hi Ada!"), AIMessage("Ada.")]))
-    >>> agent = create_agent(chat, system_prompt="Be brief.", middleware=[memory])
-    >>> _ = agent.invoke({"messages": [("user", "Hi, I'm Ada.")]})
-    >>> agent.invoke({"messages": [("user", "Who am I?")]})["messages"][-1].content
-    'Ada.'
-    >>> [t.turn.text for t in memory.get_memory("user-42").turns()]  # no checkpointer needed
-    ["Hi, I'm Ada.", 'Hi Ada!', 'Who am I?', 'Ada.']
+See :mod:`langchain_recursive_memory.middleware` for the overview and an example.
 """
 
 from __future__ import annotations
@@ -35,10 +10,10 @@ import logging
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from os import PathLike
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
@@ -49,42 +24,35 @@ from langchain.agents.middleware.types import (
 )
 from langchain_core.messages import (
     AIMessage,
-    AnyMessage,
     BaseMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
 )
-from langchain_core.runnables.config import RunnableConfig, ensure_config
-from langgraph.constants import TAG_NOSTREAM
+from langchain_core.runnables.config import ensure_config
 from langgraph.runtime import Runtime
 from typing_extensions import Unpack
 
-from .core.builder import MemoryKwargs, MemoryOptions, build_memory, open_store
-from .core.errors import ConfigurationError, StoreError
-from .core.models import TextModel
-from .core.recursive import Context, RecursiveMemory
-from .core.storage import DEFAULT_NAMESPACE, MemoryStore, StoredTurn, validate_scope
-from .core.turn import Turn
-from .language_models import LangChainTextModel, resolve_text_model
-from .messages import is_summary_message, message_to_turn, turn_to_message
+from ..core.builder import MemoryKwargs, MemoryOptions, open_store
+from ..core.config import MIN_WINDOW_TOKENS
+from ..core.errors import ConfigurationError, StoreError
+from ..core.recursive import Context, RecursiveMemory
+from ..core.storage import DEFAULT_NAMESPACE, MemoryStore, StoredTurn, validate_scope
+from ..core.turn import Turn
+from ..language_models import resolve_text_model
+from ..messages import is_summary_message, message_to_turn
+from .sessions import SessionResolver, check_role, given_memory, memory_factory, warn_store
+from .view import (
+    bounded_request,
+    latest_question,
+    messages_to_log,
+    request_overhead,
+    state_messages,
+)
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
 
-__all__ = ["RecursiveMemoryMiddleware", "SessionResolver"]
+__all__ = ["RecursiveMemoryMiddleware"]
 
 logger = logging.getLogger("langchain_recursive_memory")
-
-SessionResolver = Callable[[RunnableConfig, "Runtime[Any] | None"], str]
-"""A function ``(config, runtime) -> session_id`` (for example a user id from the context)."""
-
-# The summarizer runs inside the agent's model node: keep its tokens out of the agent's
-# `stream_mode="messages"` stream, as langchain's own SummarizationMiddleware does.
-_SUMMARIZER_CONFIG: dict[str, Any] = {
-    "tags": [TAG_NOSTREAM],
-    "metadata": {"lc_source": "recursive_memory"},
-}
 
 
 @dataclass
@@ -103,9 +71,14 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     the request's messages are replaced with the memory's context: the summary message
     (role ``summary_role``, user by default; it also holds the facts and turns recalled for
     the latest human message when ``recall_tokens`` > 0), then the newest messages verbatim.
-    The summary, recalled memories and messages together stay within ``max_tokens``; the
-    system message and the tool definitions are not counted (they are the same on every
-    call: budget for them on top of ``max_tokens``). The agent's system prompt is sent
+    The summary, recalled memories, messages, system message and tool definitions
+    together stay within ``max_tokens``: the system prompt and the tool schemas are
+    counted exactly (tools as OpenAI counts function definitions, see
+    :meth:`~..core.TokenCounter.count_tools`) and the conversation gets the rest
+    (``count_system_and_tools=False`` leaves them out, on top of ``max_tokens``, as
+    langchain's ``SummarizationMiddleware`` does). The current question and the newest
+    messages are always sent: a tool result too large for the budget is sent cut, marked as
+    cut, with its call (the log keeps it whole). The agent's system prompt is sent
     first and unchanged; system messages found among the state's messages (say, a
     ``SystemMessage`` passed in the input) are appended to it, so exactly one system
     message is sent, always first.
@@ -187,6 +160,8 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             store, model and budget arguments.
         max_sessions: How many sessions' memory objects are kept in this process (least
             recently used dropped; they are cheap to rebuild). Default 256.
+        count_system_and_tools: Count the request's system prompt and tool schemas inside
+            ``max_tokens`` (default True).
 
     Raises:
         ConfigurationError: For invalid or conflicting arguments.
@@ -205,6 +180,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         namespace: str = DEFAULT_NAMESPACE,
         memory: RecursiveMemory | Callable[[str], RecursiveMemory] | None = None,
         max_sessions: int = 256,
+        count_system_and_tools: bool = True,
         **options: Unpack[MemoryKwargs],
     ) -> None:
         super().__init__()
@@ -219,16 +195,17 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self._lock = threading.Lock()
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._max_sessions = max_sessions
+        self.count_system_and_tools = count_system_and_tools
         self._factory: Callable[[str], RecursiveMemory]
         if memory is None:
-            self._factory = _factory(
+            self._factory = memory_factory(
                 MemoryOptions.from_kwargs(options),
                 resolve_text_model(llm if llm is not None else model),
                 open_store(path=path, client=client, store=store),
                 namespace,
             )
         else:
-            session_id, self._factory = _given(memory, session_id)
+            session_id, self._factory = given_memory(memory, session_id)
         if isinstance(session_id, str):
             validate_scope(namespace, session_id)
         self.session_id = session_id
@@ -281,7 +258,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                         f"the memory function returned session {memory.session_id!r} "
                         f"for {session_id!r}",
                     )
-                _check_role(memory)
+                check_role(memory)
                 session = _Session(memory)
             self._sessions[session_id] = session
             while len(self._sessions) > self._max_sessions:
@@ -331,7 +308,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         # back, and a cold cache costs one read by ids.
         session.known = {m.id for m in messages if m.id}
 
-    def _store(self, session: _Session, messages: Sequence[BaseMessage]) -> None:
+    def _store(self, session: _Session, messages: Sequence[BaseMessage], reserve: int = 0) -> None:
         unknown = self._unknown(session, messages)
         if unknown:
             memory = session.memory
@@ -340,10 +317,12 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             )
             turns = self._to_store(session, unknown, present)
             if turns:
-                memory.add(turns)
+                memory.add(turns, reserve=reserve)
         self._remember(session, messages)
 
-    async def _astore(self, session: _Session, messages: Sequence[BaseMessage]) -> None:
+    async def _astore(
+        self, session: _Session, messages: Sequence[BaseMessage], reserve: int = 0
+    ) -> None:
         unknown = self._unknown(session, messages)
         if unknown:
             memory = session.memory
@@ -355,95 +334,33 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             )
             turns = self._to_store(session, unknown, present)
             if turns:
-                await memory.aadd(turns)
+                await memory.aadd(turns, reserve=reserve)
         self._remember(session, messages)
-
-    @staticmethod
-    def _state_messages(state: Any) -> list[BaseMessage]:
-        if isinstance(state, Mapping):
-            messages = state.get("messages") or []
-        else:  # a state schema that is not a TypedDict
-            messages = getattr(state, "messages", None) or []
-        return [m for m in messages if isinstance(m, BaseMessage)]
-
-    @staticmethod
-    def _to_log(request: ModelRequest[Any]) -> list[BaseMessage]:
-        """The state's messages to log, with ``create_agent``'s answers to invalid tool calls.
-
-        ``create_agent`` answers an invalid tool call with an error ``ToolMessage`` it also
-        writes to the state; it is logged right after its call, like in the state.
-        """
-        state = RecursiveMemoryMiddleware._state_messages(request.state)
-        patches = {
-            m.tool_call_id: m
-            for m in request.messages
-            if isinstance(m, ToolMessage) and not m.id and m.tool_call_id
-        }
-        if not patches:
-            return state
-        out: list[BaseMessage] = []
-        for message in state:
-            out.append(message)
-            if isinstance(message, AIMessage):
-                for call in message.invalid_tool_calls:
-                    patch = patches.pop(call.get("id") or "", None)
-                    if patch is not None:
-                        out.append(patch)
-        return out
 
     # -- the view ---------------------------------------------------------------------------
 
-    @staticmethod
-    def _query(request: ModelRequest[Any], memory: RecursiveMemory) -> str | None:
-        if memory.config.recall_tokens == 0:
-            return None
-        for message in reversed(request.messages):
-            if isinstance(message, HumanMessage) and not is_summary_message(message):
-                return message.text or None
-        return None
-
-    def _view(
-        self, request: ModelRequest[Any], memory: RecursiveMemory, context: Context | None
-    ) -> ModelRequest[Any]:
-        """The request with the bounded messages and the single, first system message."""
-        if context is None:  # Chroma failed: the newest messages of the request that fit
-            candidates = [
-                m
-                for m in request.messages
-                if not isinstance(m, SystemMessage) and not is_summary_message(m)
-            ]
-            context = memory.context_builder.fit([message_to_turn(m) for m in candidates])
-        head = [turn_to_message(context.summary_turn)] if context.summary_turn else []
-        window = [turn_to_message(t) for t in context.window if t.role != "system"]
-        newest = next(
-            (m for m in reversed(request.messages) if not isinstance(m, SystemMessage)), None
-        )
-        sent = next((m for m in window if newest is not None and m.id == newest.id), None)
-        if newest is not None and newest.id and sent is None:
-            logger.warning(
-                "session %r: the newest message (id %r) does not fit max_tokens=%d and is "
-                "not sent to the model; raise max_tokens",
-                memory.session_id,
-                newest.id,
-                memory.config.max_tokens,
-            )
-        elif newest is not None and sent is not None and sent.content != newest.content:
-            logger.warning(
-                "session %r: the newest message (id %r) does not fit max_tokens=%d and is "
-                "sent cut (the log keeps it whole); raise max_tokens",
-                memory.session_id,
-                newest.id,
-                memory.config.max_tokens,
-            )
-        system = _merge_system(
-            request.system_message,
-            [m for m in request.messages if isinstance(m, SystemMessage)],
-        )
-        return request.override(
-            messages=cast("list[AnyMessage]", head + window), system_message=system
-        )
-
     # -- hooks ------------------------------------------------------------------------------
+
+    def _reserve(self, request: ModelRequest[Any], memory: RecursiveMemory) -> int:
+        """Tokens of ``max_tokens`` the request's system prompt and tools take (0 when off)."""
+        if not self.count_system_and_tools:
+            return 0
+        reserve = request_overhead(request, memory)
+        room = memory.config.window_budget - reserve
+        if room < MIN_WINDOW_TOKENS:
+            raise ConfigurationError.for_value(
+                "max_tokens",
+                memory.config.max_tokens,
+                f"the system prompt and tool schemas take {reserve} tokens, which leaves "
+                f"{room} for the conversation; raise max_tokens or pass "
+                "count_system_and_tools=False",
+            )
+        return reserve
+
+    def _prepare(self, request: ModelRequest[Any]) -> tuple[_Session, RecursiveMemory, int]:
+        """The run's session, its memory, and the tokens the request's prompt and tools take."""
+        session = self._session(self._resolve_session(request.runtime))
+        return session, session.memory, self._reserve(request, session.memory)
 
     def wrap_model_call(
         self,
@@ -451,16 +368,15 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Store the state's new messages, then call the model on the bounded view."""
-        session = self._session(self._resolve_session(request.runtime))
-        memory = session.memory
+        session, memory, reserve = self._prepare(request)
         context: Context | None
         try:
-            self._store(session, self._to_log(request))
-            context = memory.context(self._query(request, memory))
+            self._store(session, messages_to_log(request), reserve)
+            context = memory.context(latest_question(request, memory), reserve=reserve)
         except StoreError as exc:
-            _warn_store(memory, exc)
+            warn_store(memory, exc)
             context = None
-        return handler(self._view(request, memory, context))
+        return handler(bounded_request(request, memory, context, reserve))
 
     async def awrap_model_call(
         self,
@@ -468,24 +384,24 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Async twin of :meth:`wrap_model_call`."""
-        session = self._session(self._resolve_session(request.runtime))
-        memory = session.memory
+        session, memory, reserve = self._prepare(request)
         context: Context | None
         try:
-            await self._astore(session, self._to_log(request))
-            context = await memory.acontext(self._query(request, memory))
+            await self._astore(session, messages_to_log(request), reserve)
+            query = latest_question(request, memory)
+            context = await memory.acontext(query, reserve=reserve)
         except StoreError as exc:
-            _warn_store(memory, exc)
+            warn_store(memory, exc)
             context = None
-        return await handler(self._view(request, memory, context))
+        return await handler(bounded_request(request, memory, context, reserve))
 
     def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Store what the run added after its last model call (the answer, tool results)."""
         session = self._session(self._resolve_session(runtime))
         try:
-            self._store(session, self._state_messages(state))
+            self._store(session, state_messages(state))
         except StoreError as exc:
-            _warn_store(session.memory, exc)
+            warn_store(session.memory, exc)
         return None
 
     async def aafter_agent(
@@ -494,101 +410,10 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """Async twin of :meth:`after_agent`."""
         session = self._session(self._resolve_session(runtime))
         try:
-            await self._astore(session, self._state_messages(state))
+            await self._astore(session, state_messages(state))
         except StoreError as exc:
-            _warn_store(session.memory, exc)
+            warn_store(session.memory, exc)
         return None
 
 
 # -- helpers (pure) ---------------------------------------------------------------------------
-
-
-def _factory(
-    options: MemoryOptions, model: TextModel | None, store: MemoryStore, namespace: str
-) -> Callable[[str], RecursiveMemory]:
-    """The memory of each session, built by the one builder from the middleware's options."""
-    validate_scope(namespace, "probe")
-    config = options.memory_config()  # validated once, shared by every session
-    if config.summary_role == "system":
-        raise ConfigurationError.for_value(
-            "summary_role",
-            "system",
-            "the agent's system prompt comes first; use 'human' (default) or 'ai'",
-        )
-    if isinstance(model, LangChainTextModel) and model.config is None:
-        model.config = dict(_SUMMARIZER_CONFIG)
-    shared = replace(options, config=config)
-
-    def factory(session_id: str) -> RecursiveMemory:
-        return build_memory(session_id, shared, model=model, store=store, namespace=namespace)
-
-    return factory
-
-
-def _given(
-    memory: RecursiveMemory | Callable[[str], RecursiveMemory],
-    session_id: str | SessionResolver | None,
-) -> tuple[str | SessionResolver | None, Callable[[str], RecursiveMemory]]:
-    """The session and memory factory of a ready memory (or of a memory function)."""
-    if not isinstance(memory, RecursiveMemory):
-        if not callable(memory):
-            raise ConfigurationError.for_value(
-                "memory", memory, "must be a RecursiveMemory or a function session_id -> memory"
-            )
-        return session_id, memory
-    if isinstance(session_id, str) and session_id != memory.session_id:
-        raise ConfigurationError.for_value(
-            "session_id",
-            session_id,
-            f"differs from the given memory's session {memory.session_id!r}",
-        )
-    if session_id is not None and not isinstance(session_id, str):
-        raise ConfigurationError.for_value(
-            "session_id", session_id, "a ready memory= has a fixed session"
-        )
-    _check_role(memory)
-    return memory.session_id, lambda _sid: memory
-
-
-def _check_role(memory: RecursiveMemory) -> None:
-    if memory.config.summary_role == "system":
-        raise ConfigurationError.for_value(
-            "summary_role",
-            "system",
-            "the agent's system prompt comes first; give the memory summary_role='user'",
-        )
-
-
-def _warn_store(memory: RecursiveMemory, exc: Exception) -> None:
-    logger.warning(
-        "session %r: the memory store failed (%s); the model is sent the newest messages "
-        "that fit max_tokens, and the messages are stored at a later call",
-        memory.session_id,
-        exc,
-    )
-
-
-def _blocks(content: str | list[str | dict[Any, Any]]) -> list[str | dict[Any, Any]]:
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-
-
-def _merge_system(
-    base: SystemMessage | None, extra: Sequence[SystemMessage]
-) -> SystemMessage | None:
-    """One system message: the agent's (unchanged when alone), then the state's ones."""
-    if not extra:
-        return base
-    parts = ([base] if base is not None else []) + list(extra)
-    if all(isinstance(p.content, str) for p in parts):
-        content: str | list[str | dict[Any, Any]] = "\n\n".join(
-            cast("str", p.content) for p in parts
-        )
-    else:
-        content = [block for p in parts for block in _blocks(p.content)]
-    first = parts[0]
-    return SystemMessage(
-        content=content,
-        id=first.id,
-        additional_kwargs=dict(first.additional_kwargs),
-        response_metadata=dict(first.response_metadata),
-    )

@@ -1,0 +1,103 @@
+"""How the middleware gets each session's memory: built by the one builder, or given.
+
+The summarizer runs inside the agent's model node: its LangChain calls are tagged
+``nostream`` (as langchain's own ``SummarizationMiddleware`` does), so its tokens stay out
+of the agent's ``stream_mode="messages"`` stream.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from langchain_core.runnables.config import RunnableConfig
+from langgraph.constants import TAG_NOSTREAM
+from langgraph.runtime import Runtime
+
+from ..core.builder import MemoryOptions, build_memory
+from ..core.errors import ConfigurationError
+from ..core.models import TextModel
+from ..core.recursive import RecursiveMemory
+from ..core.storage import MemoryStore, validate_scope
+from ..language_models import LangChainTextModel
+
+__all__ = ["SessionResolver", "check_role", "given_memory", "memory_factory", "warn_store"]
+
+logger = logging.getLogger("langchain_recursive_memory")
+
+SessionResolver = Callable[[RunnableConfig, "Runtime[Any] | None"], str]
+"""A function ``(config, runtime) -> session_id`` (for example a user id from the context)."""
+
+_SUMMARIZER_CONFIG: dict[str, Any] = {
+    "tags": [TAG_NOSTREAM],
+    "metadata": {"lc_source": "recursive_memory"},
+}
+
+
+def memory_factory(
+    options: MemoryOptions, model: TextModel | None, store: MemoryStore, namespace: str
+) -> Callable[[str], RecursiveMemory]:
+    """The memory of each session, built by the one builder from the middleware's options."""
+    validate_scope(namespace, "probe")
+    config = options.memory_config()  # validated once, shared by every session
+    if config.summary_role == "system":
+        raise ConfigurationError.for_value(
+            "summary_role",
+            "system",
+            "the agent's system prompt comes first; use 'human' (default) or 'ai'",
+        )
+    if isinstance(model, LangChainTextModel) and model.config is None:
+        model.config = dict(_SUMMARIZER_CONFIG)
+    shared = replace(options, config=config)
+
+    def factory(session_id: str) -> RecursiveMemory:
+        return build_memory(session_id, shared, model=model, store=store, namespace=namespace)
+
+    return factory
+
+
+def given_memory(
+    memory: RecursiveMemory | Callable[[str], RecursiveMemory],
+    session_id: str | SessionResolver | None,
+) -> tuple[str | SessionResolver | None, Callable[[str], RecursiveMemory]]:
+    """The session and memory factory of a ready memory (or of a memory function)."""
+    if not isinstance(memory, RecursiveMemory):
+        if not callable(memory):
+            raise ConfigurationError.for_value(
+                "memory", memory, "must be a RecursiveMemory or a function session_id -> memory"
+            )
+        return session_id, memory
+    if isinstance(session_id, str) and session_id != memory.session_id:
+        raise ConfigurationError.for_value(
+            "session_id",
+            session_id,
+            f"differs from the given memory's session {memory.session_id!r}",
+        )
+    if session_id is not None and not isinstance(session_id, str):
+        raise ConfigurationError.for_value(
+            "session_id", session_id, "a ready memory= has a fixed session"
+        )
+    check_role(memory)
+    return memory.session_id, lambda _sid: memory
+
+
+def check_role(memory: RecursiveMemory) -> None:
+    """Refuse a memory whose summary would be a second system message."""
+    if memory.config.summary_role == "system":
+        raise ConfigurationError.for_value(
+            "summary_role",
+            "system",
+            "the agent's system prompt comes first; give the memory summary_role='user'",
+        )
+
+
+def warn_store(memory: RecursiveMemory, exc: Exception) -> None:
+    """Log that Chroma failed and the request goes ahead with the newest messages."""
+    logger.warning(
+        "session %r: the memory store failed (%s); the model is sent the newest messages "
+        "that fit max_tokens, and the messages are stored at a later call",
+        memory.session_id,
+        exc,
+    )
