@@ -71,6 +71,7 @@ from langchain_recursive_memory.core import (
     Turn,
     Usage,
 )
+from langchain_recursive_memory.core.dates import question_spans
 from langchain_recursive_memory.core.ingest import ingest, locomo_turns
 
 CATEGORIES = {
@@ -901,6 +902,27 @@ def write_outputs(
     return json_path, png_path
 
 
+def report_dates(result: dict[str, Any]) -> None:
+    """Print and store (``systems.<name>.dates``) the recall of category 2 (temporal) and of
+    the questions that name a date (any category: ``question_spans`` finds an explicit one).
+    """
+    rows = []
+    for name, res in result["systems"].items():
+        with_ev = [r for r in result["questions"][name] if r["gold"]]
+        groups = {
+            "temporal": [r for r in with_ev if r["category"] == 2],
+            "date_naming": [r for r in with_ev if question_spans(str(r["question"]))],
+        }
+        res["dates"] = {
+            key: {"questions": len(rs), "recall": _mean([r["recall"] for r in rs])}
+            for key, rs in groups.items()
+        }
+        cells = [f"{_fmt(v['recall'])} ({v['questions']})" for v in res["dates"].values()]
+        rows.append([name, _fmt(res["overall"]["recall"]), *cells])
+    cols = ["system", "recall", "2 temporal (questions)", "names a date (questions)"]
+    print_table("evidence recall of temporal and date-naming questions", cols, rows)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", default=str(DEFAULT_LOCOMO), help="a LoCoMo-format JSON file")
@@ -974,6 +996,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             tmp.cleanup()
     title = f"LoCoMo {Path(args.data).name}, {len(samples)} conversations, {args.embedder}"
     print_results(result, title)
+    report_dates(result)
     directory = Path(args.results_dir) if args.results_dir else RESULTS
     json_path, png_path = write_outputs(
         result,

@@ -1,29 +1,55 @@
-"""Lexical analysis and the one BM25 index of the package. Pure logic.
+r"""Lexical analysis and the one BM25 index of the package. Pure logic.
 
-* **Tokens**: lowercased words, English stopwords (bm25s' list) removed, Snowball-stemmed
-  (``snowballstemmer``).
+* **Tokens**, in every script (Unicode NFKC, lowercased):
+
+  - words (``\w+``, combining marks included) are stemmed and stopword-filtered in the
+    language of their text, detected per text (:func:`text_language`), then folded
+    (:func:`fold`: ``Zürich`` and ``Zurich`` are one token). English is read exactly as
+    before: bm25s' English stopwords, the Snowball English stemmer;
+  - scripts written without spaces (Han, kana, Hangul) become overlapping character
+    bigrams (a one-character run stays a unigram), as Lucene's CJK analyzer does: no
+    dictionary to ship, and ``東京`` finds ``東京に住んでいます``. A number written just before
+    one of these characters is kept with it too (``3月``, ``14일``);
+  - digits of any script are ASCII digits (``١٤`` is ``14``);
+  - each emoji is a token, without skin tone or variation selector (``👍🏽`` is ``👍``).
 * **BM25**: the ``bm25s`` library, Lucene variant. It finds exact names and numbers that
   embeddings blur. :class:`LexicalIndex` is the only BM25 wrapper: the turn ranker, fact
-  ranking and HiGMem's event candidates all use it.
+  ranking and HiGMem's event candidates all use it. A question is read in each language
+  that the index's texts were read in (:meth:`LexicalIndex.query_terms`), so a short
+  question, whose language cannot be told, still meets each text's stems.
 
 Example:
     >>> from langchain_recursive_memory.core.retrieval.lexical import LexicalIndex
     >>> index = LexicalIndex(["Ada lives in Oslo", "Bob flies planes", "Ada owns 3 cats"])
     >>> [i for i, _ in index.search("Where does Ada live?", 2)]
     [0, 2]
+    >>> tokenize("Zürich 東京 🍣")
+    ['zurich', '東京', '🍣']
 """
 
 from __future__ import annotations
 
 import logging
-import re
+import unicodedata
+from collections import Counter
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
+import regex  # type: ignore[import-untyped,unused-ignore]
 
-__all__ = ["BM25_B", "BM25_K1", "LexicalIndex", "tokenize", "word_stems"]
+__all__ = [
+    "BM25_B",
+    "BM25_K1",
+    "ENGLISH",
+    "MIN_DETECTION_LETTERS",
+    "LexicalIndex",
+    "fold",
+    "text_language",
+    "tokenize",
+    "word_stems",
+]
 
 BM25_K1 = 1.2
 """BM25 term-frequency saturation (the Lucene default)."""
@@ -31,48 +57,213 @@ BM25_B = 0.75
 """BM25 length normalisation of plain indexes (the Lucene default; turns use 0.3)."""
 STEM_CACHE = 200_000
 """Distinct words whose stems are memoised."""
+ENGLISH = "en"
+"""The language of a text whose language cannot be told."""
+MIN_DETECTION_LETTERS = 20
+"""Fewest letters of a text whose detected language is trusted (else: its script decides).
 
-_WORD_RE = re.compile(r"\w+", re.UNICODE)
+Chosen on the LoCoMo dev split: the shortest length at which CLD2 calls no dev turn or
+question anything but English (``"Go get 'em, Jon!"``, 12 letters, is "reliably"
+Portuguese), while a short sentence in German or French (five words) is long enough.
+"""
+
+_CJK = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Bopomofo}ー々〆"
+_TOKEN_RE = regex.compile(
+    rf"(?P<cjk>[{_CJK}]+)"
+    r"|(?P<emoji>\p{Regional_Indicator}{2}|\p{Extended_Pictographic})"
+    rf"|(?P<word>[\w--[{_CJK}\p{{Variation_Selector}}\u200c\u200d]]+)",
+    regex.V1,
+)
+_ASCII_WORD_RE = regex.compile(r"\w+")  # on ASCII text: [A-Za-z0-9_]+, as ever
+_NON_LETTERS = regex.compile(r"\P{L}+")
+_NON_ASCII_LETTERS = regex.compile(r"[^A-Za-z]+")
+# Latin letters that no accent stripping reaches (``ß`` is lowercased text's ``ss``).
+_LATIN_LETTERS = str.maketrans(
+    {"ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ł": "l", "Ł": "L"}
+    | {"đ": "d", "Đ": "D", "ð": "d", "þ": "th", "ß": "ss", "\u0131": "i"}
+)
+# The language of a text too short to detect, by the script most of its letters are in.
+_SCRIPT_LANGUAGES = {
+    "ARABIC": "ar",
+    "ARMENIAN": "hy",
+    "CYRILLIC": "ru",
+    "DEVANAGARI": "hi",
+    "GREEK": "el",
+    "TAMIL": "ta",
+}
+# Snowball stemmers by ISO 639-1 code (``snowballstemmer.algorithms()``).
+_STEMMERS = {
+    "ar": "arabic", "hy": "armenian", "eu": "basque", "ca": "catalan", "cs": "czech",
+    "da": "danish", "nl": "dutch", "en": "english", "eo": "esperanto", "et": "estonian",
+    "fi": "finnish", "fr": "french", "de": "german", "el": "greek", "hi": "hindi",
+    "hu": "hungarian", "id": "indonesian", "ga": "irish", "it": "italian",
+    "lt": "lithuanian", "ne": "nepali", "no": "norwegian", "nb": "norwegian",
+    "fa": "persian", "pl": "polish", "pt": "portuguese", "ro": "romanian",
+    "ru": "russian", "sr": "serbian", "st": "sesotho", "es": "spanish", "sv": "swedish",
+    "ta": "tamil", "tr": "turkish", "yi": "yiddish",
+}  # fmt: skip
+# bm25s' stopword lists by ISO 639-1 code (its Chinese and Korean lists are of words,
+# which character bigrams never are).
+_STOPWORDS = {
+    "en": "STOPWORDS_EN_PLUS", "da": "STOPWORDS_DANISH", "nl": "STOPWORDS_DUTCH",
+    "fr": "STOPWORDS_FRENCH", "de": "STOPWORDS_GERMAN", "it": "STOPWORDS_ITALIAN",
+    "no": "STOPWORDS_NORWEGIAN", "nb": "STOPWORDS_NORWEGIAN", "pt": "STOPWORDS_PORTUGUESE",
+    "ru": "STOPWORDS_RUSSIAN", "es": "STOPWORDS_SPANISH", "sv": "STOPWORDS_SWEDISH",
+    "tr": "STOPWORDS_TURKISH",
+}  # fmt: skip
+
+
+def fold(token: str) -> str:
+    """``token`` without the accents of its Latin letters (``ø``, ``æ``, ``ł``... too).
+
+    Marks on other scripts stay: they tell letters apart (kana voicing, Cyrillic ``й``).
+
+    Example:
+        >>> fold("Zürich"), fold("crème brûlée"), fold("東京が")
+        ('Zurich', 'creme brulee', '東京が')
+    """
+    if token.isascii():
+        return token
+    kept: list[str] = []
+    latin = False
+    for ch in unicodedata.normalize("NFD", token.translate(_LATIN_LETTERS)):
+        if unicodedata.combining(ch):
+            if latin:
+                continue
+        else:
+            latin = ch.isascii() or unicodedata.name(ch, "").startswith("LATIN")
+        kept.append(ch)
+    return unicodedata.normalize("NFC", "".join(kept))
 
 
 @lru_cache(maxsize=1)
-def _stopwords() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN_PLUS
+def _cld2() -> Any:
+    import pycld2  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    return frozenset(STOPWORDS_EN_PLUS)
+    return pycld2
 
 
-@lru_cache(maxsize=1)
-def _stemmer() -> Any:
+def _detected(text: str) -> str | None:
+    """CLD2's language of ``text`` when it is reliable, else None."""
+    try:
+        reliable, _, found = _cld2().detect(text)
+    except Exception:  # invalid UTF-8 (lone surrogates): undetectable
+        return None
+    code = str(found[0][1]).lower()
+    return code if reliable and code not in ("un", "xxx") else None
+
+
+def text_language(text: str) -> str:
+    """The ISO 639-1 code of the language ``text`` is read in (``"en"`` when unsure).
+
+    CLD2 (``pycld2``) detects it when the text has :data:`MIN_DETECTION_LETTERS` letters
+    or more and calls its answer reliable; otherwise the script of most of its letters
+    decides (Arabic, Cyrillic...: that script's Snowball language), and Latin script
+    (and the scripts with no stemmer) are read as English.
+
+    Example:
+        >>> text_language("Ich wohne seit drei Jahren in Zürich."), text_language("Zürich")
+        ('de', 'en')
+    """
+    ascii_text = text.isascii()
+    letters = (_NON_ASCII_LETTERS if ascii_text else _NON_LETTERS).sub("", text)
+    if len(letters) >= MIN_DETECTION_LETTERS:
+        detected = _detected(text)
+        if detected is not None:
+            return detected
+    if ascii_text or not letters:
+        return ENGLISH
+    scripts = Counter(unicodedata.name(c, "").split(" ", 1)[0] for c in letters)
+    return _SCRIPT_LANGUAGES.get(scripts.most_common(1)[0][0], ENGLISH)
+
+
+@cache
+def _stopwords(language: str) -> frozenset[str]:
+    name = _STOPWORDS.get(language)
+    if name is None:
+        return frozenset()
+    from bm25s import stopwords
+
+    return frozenset(getattr(stopwords, name))
+
+
+@cache
+def _stemmer(language: str) -> Any:
     import snowballstemmer
 
-    return snowballstemmer.stemmer("english")
+    name = _STEMMERS.get(language)
+    known = name is not None and name in snowballstemmer.algorithms()
+    return snowballstemmer.stemmer(name) if known else None
 
 
 @lru_cache(maxsize=STEM_CACHE)
-def _stem(word: str) -> str:
-    return str(_stemmer().stemWord(word))
+def _stem(language: str, word: str) -> str:
+    stemmer = _stemmer(language)
+    stem = str(stemmer.stemWord(word)) if stemmer is not None else word
+    return fold(stem)
 
 
-def word_stems(text: str) -> list[tuple[str, str]]:
+def _ascii_digits(word: str) -> str:
+    if word.isascii():
+        return word
+    return "".join(str(unicodedata.decimal(c)) if c.isdecimal() else c for c in word)
+
+
+def _bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def word_stems(text: str, language: str | None = None) -> list[tuple[str, str]]:
     """Each token of ``text`` with its surface word: ``[(stem, word), ...]``.
+
+    Args:
+        text: Any text.
+        language: The language to read it in (default: :func:`text_language`).
 
     Example:
         >>> word_stems("Painting cats")
         [('paint', 'painting'), ('cat', 'cats')]
     """
-    stop = _stopwords()
-    return [(_stem(w), w) for w in _WORD_RE.findall(text.lower()) if w not in stop]
+    if text.isascii():  # no other script, no emoji: words only (the common case, fast)
+        norm = text.lower()
+        lang = language or text_language(norm)
+        stop = _stopwords(lang)
+        return [(_stem(lang, w), w) for w in _ASCII_WORD_RE.findall(norm) if w not in stop]
+    norm = unicodedata.normalize("NFKC", text).lower()
+    lang = language or text_language(norm)
+    stop = _stopwords(lang)
+    out: list[tuple[str, str]] = []
+    number, number_end = "", -1
+    for m in _TOKEN_RE.finditer(norm):
+        kind, token = m.lastgroup, m.group()
+        if kind == "word":
+            token = _ascii_digits(token)
+            if token not in stop:
+                out.append((_stem(lang, token), token))
+            number, number_end = (token, m.end()) if token.isdigit() else ("", -1)
+            continue
+        if kind == "cjk":
+            if number and number_end == m.start():
+                out.append((number + token[0], number + token[0]))
+            out += [(gram, gram) for gram in _bigrams(token)]
+        else:
+            out.append((token, token))
+        number, number_end = "", -1
+    return out
 
 
-def tokenize(text: str) -> list[str]:
-    """Lowercase word tokens, English stopwords removed, Snowball-stemmed.
+def tokenize(text: str, language: str | None = None) -> list[str]:
+    """The tokens of ``text`` (see the module doc), read in ``language`` or its own.
 
     Example:
         >>> tokenize("Ada's cats were running to the 3 parks!")
         ['ada', 'cat', 'run', '3', 'park']
+        >>> tokenize("3月14日")
+        ['3', '3月', '月', '14', '14日', '日']
     """
-    return [stem for stem, _ in word_stems(text)]
+    return [stem for stem, _ in word_stems(text, language)]
 
 
 @lru_cache(maxsize=1)
@@ -97,16 +288,39 @@ class LexicalIndex:
         texts: The documents, in the order results refer to.
         k1: BM25 term-frequency saturation.
         b: BM25 length normalisation.
+
+    Attributes:
+        languages: The languages the texts were read in (most texts first); English
+            alone for an empty index.
     """
 
     def __init__(self, texts: Sequence[str], *, k1: float = BM25_K1, b: float = BM25_B) -> None:
         bm25s = _bm25s()
         self.size = len(texts)
-        tokens = [tokenize(t) for t in texts]
+        languages = [text_language(unicodedata.normalize("NFKC", t).lower()) for t in texts]
+        tokens = [tokenize(t, lang) for t, lang in zip(texts, languages, strict=True)]
+        counts = Counter(languages)
+        self.languages: tuple[str, ...] = tuple(sorted(counts, key=lambda la: (-counts[la], la)))
+        self.languages = self.languages or (ENGLISH,)
         self._bm25: Any = None
         if any(tokens):
             self._bm25 = bm25s.BM25(k1=k1, b=b, method="lucene")
             self._bm25.index(tokens, show_progress=False)
+
+    def query_terms(self, query: str) -> list[str]:
+        """The tokens of ``query`` read in each of the index's languages (no repeats across).
+
+        Example:
+            >>> LexicalIndex(["Meine Katzen schlafen gern im Garten."]).query_terms("Katze")
+            ['katz']
+        """
+        terms = tokenize(query, self.languages[0])
+        seen = set(terms)
+        for language in self.languages[1:]:
+            extra = [t for t in dict.fromkeys(tokenize(query, language)) if t not in seen]
+            terms += extra
+            seen.update(extra)
+        return terms
 
     def term_scores(self, terms: Sequence[str]) -> np.ndarray:
         """Return the BM25 score of every document for tokenized ``terms`` (float32)."""
@@ -119,7 +333,7 @@ class LexicalIndex:
 
     def scores(self, query: str) -> np.ndarray:
         """Return the BM25 score of every document for ``query`` (float32)."""
-        return self.term_scores(tokenize(query))
+        return self.term_scores(self.query_terms(query))
 
     def search(self, query: str, n: int) -> list[tuple[int, float]]:
         """Return up to ``n`` ``(position, score)`` pairs with a positive score, best first."""
