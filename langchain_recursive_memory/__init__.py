@@ -37,6 +37,7 @@ from .core import (
     TokenCounter,
     TokenizerError,
     Turn,
+    WriteOutcomeUnknownError,
 )
 
 if TYPE_CHECKING:
@@ -83,6 +84,7 @@ __all__ = [
     "TokenCounter",
     "TokenizerError",
     "Turn",
+    "WriteOutcomeUnknownError",
     "__version__",
 ]
 

@@ -22,20 +22,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from os import PathLike
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.chat_history import BaseChatMessageHistory
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from typing_extensions import Unpack
 
 from .core.builder import MemoryKwargs, MemoryOptions, build_memory, open_store
+from .core.errors import InvalidInputError
 from .core.models import TextModel
 from .core.recursive import Context, RecursiveMemory
 from .core.recursive.facade import SummaryFacade
 from .core.storage import DEFAULT_NAMESPACE, MemoryStore
 from .core.usage import UsageRecord
 from .language_models import LangChainTextModel, resolve_text_model
-from .messages import is_summary_message, message_to_turn, turn_to_message
+from .messages import messages_to_turns, turn_to_message
 from .retrievers import RecursiveMemoryRetriever
 
 if TYPE_CHECKING:
@@ -158,13 +159,29 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
         Summary messages returned by :attr:`messages` are skipped if passed back in, and a
         message whose id is already stored is not stored twice.
         """
-        turns = [message_to_turn(m) for m in messages if not is_summary_message(m)]
+        turns = messages_to_turns(messages)
         if turns:
             self.memory.add(turns)
 
+    def add_user_message(self, message: HumanMessage | str) -> None:
+        """Store a user message given as a ``HumanMessage`` or its text.
+
+        Raises:
+            InvalidInputError: For anything else (``None``, a number, a dict...).
+        """
+        super().add_user_message(_message_or_text(message, HumanMessage))
+
+    def add_ai_message(self, message: AIMessage | str) -> None:
+        """Store an assistant message given as an ``AIMessage`` or its text.
+
+        Raises:
+            InvalidInputError: For anything else.
+        """
+        super().add_ai_message(_message_or_text(message, AIMessage))
+
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Async twin of :meth:`add_messages`."""
-        turns = [message_to_turn(m) for m in messages if not is_summary_message(m)]
+        turns = messages_to_turns(messages)
         if turns:
             await self.memory.aadd(turns)
 
@@ -200,6 +217,17 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
 
 
 USAGE_EVENT = "langchain_recursive_memory.usage"
+
+
+M = TypeVar("M", bound=BaseMessage)
+
+
+def _message_or_text(message: object, cls: type[M]) -> M | str:
+    if isinstance(message, cls | str):
+        return message
+    raise InvalidInputError.for_value(
+        "message", message, f"must be a {cls.__name__} or its text (a str)"
+    )
 
 
 def _traced(

@@ -18,7 +18,7 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import (
@@ -36,7 +36,13 @@ from langchain_core.messages import (
 from .core.errors import InvalidInputError
 from .core.turn import ToolCall, Turn, blocks_text
 
-__all__ = ["SUMMARY_KIND", "is_summary_message", "message_to_turn", "turn_to_message"]
+__all__ = [
+    "SUMMARY_KIND",
+    "is_summary_message",
+    "message_to_turn",
+    "messages_to_turns",
+    "turn_to_message",
+]
 
 SUMMARY_KIND = "summary"
 ANONYMOUS = "lrm_no_id"
@@ -70,6 +76,28 @@ def is_summary_message(message: BaseMessage) -> bool:
     """Whether ``message`` is a summary message produced by this package."""
     meta = message.response_metadata or {}
     return meta.get("lrm_kind") == SUMMARY_KIND
+
+
+def messages_to_turns(messages: Iterable[BaseMessage]) -> list[Turn]:
+    """Convert a sequence of LangChain messages to turns, skipping this package's summaries.
+
+    Raises:
+        InvalidInputError: For something that is not a sequence of ``BaseMessage`` (a str,
+            None, a dict, one message on its own), naming the value.
+    """
+    if isinstance(messages, BaseMessage):
+        raise InvalidInputError.for_value(
+            "messages", messages, "must be a sequence of messages; wrap one message in a list"
+        )
+    if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Iterable):
+        raise InvalidInputError.for_value(
+            "messages", messages, "must be a sequence of LangChain messages"
+        )
+    items = list(messages)
+    for i, item in enumerate(items):
+        if not isinstance(item, BaseMessage):
+            raise InvalidInputError.for_value(f"messages[{i}]", item, "must be a BaseMessage")
+    return [message_to_turn(m) for m in items if not is_summary_message(m)]
 
 
 def message_to_turn(message: BaseMessage) -> Turn:

@@ -53,6 +53,7 @@ def test_top_level_exports():
         "TokenCounter",
         "TokenizerError",
         "Turn",
+        "WriteOutcomeUnknownError",
         "__version__",
     }
 

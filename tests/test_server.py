@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import socket
 import subprocess
 import sys
@@ -10,8 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
 import pytest
-from conftest import ChromaServer
 from fakes import KeywordSummarizer
 
 from langchain_recursive_memory.core import (
@@ -21,6 +22,7 @@ from langchain_recursive_memory.core import (
     StoreError,
     Turn,
 )
+from langchain_recursive_memory.core.storage.server import LocalChromaServer, free_port
 
 FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +68,7 @@ def test_history_on_a_server_folds_persists_and_resumes(server_store):
 
 @pytest.mark.server
 def test_a_dead_or_stalled_server_fails_fast():
-    port = ChromaServer(Path("/tmp")).port  # free, nothing listens
+    port = free_port()  # nothing listens
     start = time.monotonic()
     with pytest.raises(StoreError, match="heartbeat"):
         MemoryStore.http("127.0.0.1", port, timeout=2)
@@ -87,11 +89,18 @@ def test_a_dead_or_stalled_server_fails_fast():
 
 WRITER = textwrap.dedent(
     """
-    import sys
-    from langchain_recursive_memory.core import MemoryStore, RecursiveMemory, RetryPolicy, Turn
+    import sys, time
+    from langchain_recursive_memory.core import (
+        FunctionTextModel, MemoryStore, RecursiveMemory, RetryPolicy, Turn)
     host, port, prefix, writer, count = sys.argv[1:6]
+
+    def summarize(prompt):  # a summarizer that takes a while, as a real one does
+        time.sleep(0.02)
+        return "Writers talked about their messages " + prompt.split()[-3]
+
     store = MemoryStore.http(host, int(port), prefix=prefix)
     memory = RecursiveMemory("shared", store=store, max_tokens=600, max_summary_tokens=100,
+                             model=FunctionTextModel(summarize),
                              retry=RetryPolicy(attempts=1, cooldown=0.0))
     for i in range(int(count)):
         memory.add(Turn(role="user", text=f"writer {writer} message {i} " + "word " * 8))
@@ -121,6 +130,14 @@ def test_eight_processes_write_one_session_through_the_server(server_store, chro
         ]
         assert mine == [f"writer {w} message {i}" for i in range(250)]  # each writer's order
     check_consistent(server_store, "shared", 2000)
+    # Summary ranges in log order (0.1.0: 4-23 of ~250 versions out of order) and no
+    # wasted summarizer calls (0.1.0: 525-585 calls for 245-262 versions).
+    seq = {t.id: t.seq for t in log}
+    versions = server_store.summaries("default", "shared")
+    ranges = [(min(seq[t] for t in v.turn_ids), max(seq[t] for t in v.turn_ids)) for v in versions]
+    assert all(a[1] < b[0] for a, b in itertools.pairwise(ranges)), "a version out of order"
+    fold = server_store.usage("default", "shared")["fold"]
+    assert fold.calls + fold.failed_calls <= 1.1 * len(versions), (fold, len(versions))
 
 
 @pytest.mark.slow
@@ -159,7 +176,7 @@ def test_eight_threads_write_one_session_in_an_embedded_store(tmp_path):
 
 @pytest.mark.server
 def test_the_server_restarts_mid_conversation(tmp_path):
-    server = ChromaServer(tmp_path).start()
+    server = LocalChromaServer(tmp_path).start()
     try:
         store = MemoryStore.http(server.host, server.port, prefix="restart", timeout=3)
         memory = RecursiveMemory(
@@ -250,3 +267,27 @@ def test_sigkill_in_the_middle_of_a_fold_loses_nothing(tmp_path, where):
     memory.add(Turn(role="user", text="one more"))
     check_consistent(store, "s", 41)
     assert memory.summary() is not None
+
+
+@pytest.mark.server
+def test_an_append_stored_by_the_server_whose_answer_is_lost_is_not_repeated(
+    server_store, monkeypatch
+):
+    # 0.1.0 raised "failed to append turns" although the server had stored the turn.
+    memory = RecursiveMemory("s", store=server_store, retry=FAST)
+    log = server_store._turn_log
+    real = log.collection
+
+    class LostAnswer:
+        def add(self, *args, **kwargs):
+            real.add(*args, **kwargs)
+            raise httpx.ReadTimeout("the server's answer was lost")
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+    monkeypatch.setattr(log, "collection", LostAnswer())
+    server_store.retry = RetryPolicy(attempts=2, initial_delay=0.0, timeout=5.0)
+    memory.add(Turn(role="user", text="stored once"))
+    monkeypatch.setattr(log, "collection", real)
+    assert [t.turn.text for t in memory.turns()] == ["stored once"]

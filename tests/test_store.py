@@ -66,7 +66,7 @@ def test_default_path_honours_the_environment(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "sid", ['{"$ne": "x"}', "a' OR '1'='1", "$and", "../../etc", "名前", "x" * 1024, " "]
+    "sid", ['{"$ne": "x"}', "a' OR '1'='1", "$and", "../../etc", "名前", "x" * 1024, " a"]
 )
 def test_odd_session_ids_are_plain_values(store, sid):
     put(store, "victim", "victim data")
@@ -78,7 +78,7 @@ def test_odd_session_ids_are_plain_values(store, sid):
     assert [t.turn.text for t in store.turns(NS, "victim")] == ["victim data"]
 
 
-@pytest.mark.parametrize("sid", ["", "x" * 1025, "a\x00b", None, 5])
+@pytest.mark.parametrize("sid", ["", " ", "\t\n", "x" * 1025, "a\x00b", None, 5, "\ud800"])
 def test_bad_session_ids_are_rejected(store, sid):
     with pytest.raises(InvalidInputError, match="session_id"):
         put(store, sid, "x")

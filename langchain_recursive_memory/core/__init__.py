@@ -23,6 +23,7 @@ from .errors import (
     RecursiveMemoryError,
     StoreError,
     TokenizerError,
+    WriteOutcomeUnknownError,
 )
 from .events import Event, EventFact, TurnNote
 from .facts import Fact
@@ -83,6 +84,7 @@ __all__ = [
     "Turn",
     "TurnNote",
     "Usage",
+    "WriteOutcomeUnknownError",
     "default_path",
     "encoding_name_for_model",
     "get_encoding",

@@ -138,13 +138,14 @@ class MemoryOptions:
         """The validated :class:`~.config.MemoryConfig` of these options."""
         if self.config is not None:
             return self.config
+        role = self.summary_role
         return MemoryConfig(
             max_tokens=self.max_tokens,
             max_summary_tokens=summary_cap(self.max_tokens, self.max_summary_tokens),
             max_messages=self.max_messages,
             keep_tokens=self.keep_tokens,
             keep_messages=self.keep_messages,
-            summary_role=ROLE_ALIASES.get(self.summary_role, self.summary_role),
+            summary_role=ROLE_ALIASES.get(role, role) if isinstance(role, str) else role,
             recall_tokens=recall_share(self.max_tokens, self.recall_tokens, hybrid=self.hybrid),
             reserve_tokens=self.reserve_tokens,
         )

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import ConfigurationError
+from .errors import ConfigurationError, InvalidInputError
 from .tokenizer import REPLY_PRIMING_TOKENS, TOKENS_PER_MESSAGE
+from .validation import KnownFields, check_text
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -20,6 +21,7 @@ __all__ = [
     "RECALL_SHARE",
     "SUMMARY_ROLES",
     "MemoryConfig",
+    "check_int",
     "recall_share",
     "summary_cap",
 ]
@@ -40,6 +42,17 @@ MIN_RECALL_ITEM_TOKENS = 8
 """Shortest cut of a recalled item."""
 
 
+def check_int(name: str, value: object, minimum: int = 1) -> int:
+    """``value`` if it is an int (not a bool) of at least ``minimum``: the rule of every budget.
+
+    Raises:
+        ConfigurationError: Naming the bad value.
+    """
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ConfigurationError.for_value(name, value, f"must be an integer >= {minimum}")
+    return value
+
+
 def summary_cap(max_tokens: int, max_summary_tokens: int | None) -> int:
     """The summary cap: an explicit one, else 300 scaled down for a small budget.
 
@@ -53,6 +66,7 @@ def summary_cap(max_tokens: int, max_summary_tokens: int | None) -> int:
     """
     if max_summary_tokens is not None:
         return max_summary_tokens
+    check_int("max_tokens", max_tokens)
     return max(MIN_SUMMARY_TOKENS, min(DEFAULT_SUMMARY_TOKENS, max_tokens // RECALL_SHARE))
 
 
@@ -72,6 +86,7 @@ def recall_share(max_tokens: int, recall_tokens: int | None, *, hybrid: bool) ->
     """
     if recall_tokens is not None:
         return recall_tokens
+    check_int("max_tokens", max_tokens)
     return max_tokens // RECALL_SHARE if hybrid else 0
 
 
@@ -82,7 +97,7 @@ _ROLE_TOKENS = 2
 
 
 @dataclass(frozen=True, slots=True)
-class MemoryConfig:
+class MemoryConfig(KnownFields):
     """When to fold and how much to keep.
 
     Attributes:
@@ -133,10 +148,7 @@ class MemoryConfig:
     )
 
     def __post_init__(self) -> None:
-        def positive(name: str, value: object, minimum: int = 1) -> None:
-            if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-                raise ConfigurationError.for_value(name, value, f"must be an integer >= {minimum}")
-
+        positive = check_int
         positive("max_tokens", self.max_tokens)
         positive("max_summary_tokens", self.max_summary_tokens, MIN_SUMMARY_TOKENS)
         positive("fold_chunk_tokens", self.fold_chunk_tokens, MIN_FOLD_CHUNK_TOKENS)
@@ -154,6 +166,11 @@ class MemoryConfig:
                     self.keep_messages,
                     f"must be smaller than max_messages={self.max_messages}",
                 )
+        for name in ("summary_prefix", "recall_prefix"):
+            try:
+                check_text(name, getattr(self, name))
+            except InvalidInputError as exc:
+                raise ConfigurationError(str(exc)) from exc
         if self.summary_role not in SUMMARY_ROLES:
             raise ConfigurationError.for_value(
                 "summary_role", self.summary_role, f"must be one of {SUMMARY_ROLES}"

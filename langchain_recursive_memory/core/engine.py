@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from .cache import HEALTH_CACHE_ENTRIES, SessionCache, session_cache_key
 from .embeddings import embedder_name, resolve_embedder
-from .errors import ConfigurationError, InvalidInputError, StoreError
+from .errors import ConfigurationError, StoreError
 from .models import Embedder, TextModel
 from .runtime.effects import Steps, store_call
 from .runtime.retry import RetryPolicy
@@ -34,7 +34,7 @@ from .tokenizer import TokenCounter
 from .turn import Turn
 from .usage import Usage, UsageRecord
 
-__all__ = ["Engine", "SessionScope", "resolve_config", "turn_list"]
+__all__ = ["Engine", "SessionScope", "resolve_config"]
 
 logger = logging.getLogger("langchain_recursive_memory")
 
@@ -66,17 +66,6 @@ def resolve_config(cls: Callable[..., C], config: C | None, fields: Mapping[str,
             "config", config, f"give either config or {sorted(fields)}, not both"
         )
     return config if config is not None else cls(**fields)
-
-
-def turn_list(turns: Turn | Sequence[Turn]) -> list[Turn]:
-    """One turn or several as a list, each checked to be a :class:`~.turn.Turn`."""
-    if isinstance(turns, Turn):
-        return [turns]
-    items = list(turns)
-    for item in items:
-        if not isinstance(item, Turn):
-            raise InvalidInputError.for_value("turn", item, "must be a Turn")
-    return items
 
 
 class Engine:

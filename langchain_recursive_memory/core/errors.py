@@ -7,6 +7,7 @@ derives from :class:`RecursiveMemoryError`, so one ``except`` clause catches the
     ├── ConfigurationError      a parameter or a combination of parameters is invalid
     ├── InvalidInputError       a message, session id or query cannot be accepted
     ├── StoreError              Chroma failed; nothing was half-written
+    │   └── WriteOutcomeUnknownError  ... and whether the write landed cannot be told
     ├── ModelError              an LLM call failed after its retries
     │   ├── ModelTimeoutError   ... because it did not answer in time
     │   └── ModelOutputError    ... because its answer was unusable (empty, malformed)
@@ -26,7 +27,11 @@ Messages name the bad value, for example::
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .turn import Turn
 
 __all__ = [
     "ConfigurationError",
@@ -38,6 +43,7 @@ __all__ = [
     "RecursiveMemoryError",
     "StoreError",
     "TokenizerError",
+    "WriteOutcomeUnknownError",
 ]
 
 
@@ -94,6 +100,28 @@ class InvalidInputError(RecursiveMemoryError, ValueError):
 
 class StoreError(RecursiveMemoryError, RuntimeError):
     """The Chroma store failed (connection, timeout, rejected write)."""
+
+
+class WriteOutcomeUnknownError(StoreError):
+    """A write failed in a way that leaves unknown whether Chroma stored it.
+
+    Raised when a request timed out (the server may have stored it and lost the answer)
+    and reading the records back failed too. The turns carry the ids they were given:
+    adding ``error.turns`` again, once the store answers, stores each at most once.
+
+    Attributes:
+        turns: The turns of the write, with their ids and creation times.
+
+    Example:
+        >>> from langchain_recursive_memory.core import Turn
+        >>> error = WriteOutcomeUnknownError("timed out", [Turn(role="user", text="hi", id="t1")])
+        >>> [t.id for t in error.turns]
+        ['t1']
+    """
+
+    def __init__(self, message: str, turns: Sequence[Turn] = ()) -> None:
+        super().__init__(message)
+        self.turns: tuple[Turn, ...] = tuple(turns)
 
 
 class ModelError(RecursiveMemoryError, RuntimeError):

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -209,4 +210,6 @@ def _created_at(value: Any, n: int) -> float | None:
             ) from exc
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidInputError.for_value(f"record {n} created_at", value, "must be a number")
+    if not math.isfinite(value):
+        raise InvalidInputError.for_value(f"record {n} created_at", value, "must be finite")
     return float(value)

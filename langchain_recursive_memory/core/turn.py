@@ -15,13 +15,14 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .errors import InvalidInputError
+from .validation import check_json, check_optional_text, check_text, check_timestamp
 
-__all__ = ["Role", "ToolCall", "Turn", "blocks_text", "group_tool_calls"]
+__all__ = ["Role", "ToolCall", "Turn", "blocks_text", "group_tool_calls", "turn_list"]
 
 Role = Literal["user", "assistant", "system", "tool"]
 """The four roles a turn can have (LangChain's human/ai map to user/assistant)."""
@@ -62,6 +63,14 @@ class ToolCall:
     args: Mapping[str, Any] = field(default_factory=dict)
     id: str | None = None
     error: str | None = None
+
+    def __post_init__(self) -> None:
+        check_text("tool name", self.name)
+        check_optional_text("tool call id", self.id)
+        check_optional_text("tool call error", self.error)
+        if not isinstance(self.args, Mapping):
+            raise InvalidInputError.for_value("args", self.args, "must be a mapping")
+        check_json("args", self.args)
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serializable dict."""
@@ -114,10 +123,32 @@ class Turn:
     def __post_init__(self) -> None:
         if self.role not in ROLES:
             raise InvalidInputError.for_value("role", self.role, f"must be one of {ROLES}")
-        if not isinstance(self.text, str):
-            raise InvalidInputError.for_value("text", self.text, "must be a str")
-        if self.id is not None and (not isinstance(self.id, str) or not self.id):
+        check_text("text", self.text)
+        if self.id is not None and (not isinstance(self.id, str) or not self.id.strip()):
             raise InvalidInputError.for_value("id", self.id, "must be a non-empty str or None")
+        check_optional_text("id", self.id)
+        check_optional_text("name", self.name)
+        check_optional_text("tool_call_id", self.tool_call_id)
+        check_timestamp("created_at", self.created_at)
+        if self.blocks is not None:
+            if isinstance(self.blocks, str | bytes | Mapping) or not isinstance(
+                self.blocks, Sequence
+            ):
+                raise InvalidInputError.for_value("blocks", self.blocks, "must be a sequence")
+            for block in self.blocks:
+                if not isinstance(block, Mapping):
+                    raise InvalidInputError.for_value("block", block, "must be a mapping")
+            object.__setattr__(self, "blocks", tuple(check_json("blocks", self.blocks)))
+        if isinstance(self.tool_calls, str | bytes) or not isinstance(self.tool_calls, Sequence):
+            raise InvalidInputError.for_value("tool_calls", self.tool_calls, "must be a sequence")
+        for call in self.tool_calls:
+            if not isinstance(call, ToolCall):
+                raise InvalidInputError.for_value("tool_call", call, "must be a ToolCall")
+        object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        if not isinstance(self.extra, Mapping):
+            raise InvalidInputError.for_value("extra", self.extra, "must be a mapping")
+        if self.extra:
+            check_json("extra", self.extra)
 
     @property
     def speaker(self) -> str:
@@ -183,8 +214,17 @@ class Turn:
 
     @classmethod
     def from_json(cls, text: str) -> Turn:
-        """Parse :meth:`to_json` output."""
-        data = json.loads(text)
+        """Parse :meth:`to_json` output.
+
+        Raises:
+            InvalidInputError: For text that is not a JSON object of a turn.
+        """
+        try:
+            data = json.loads(check_text("text", text))
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError.for_value("text", text, f"is not JSON ({exc})") from exc
+        if not isinstance(data, dict) or "role" not in data:
+            raise InvalidInputError.for_value("text", text, "is not a JSON object with a role")
         return cls.from_payload(
             data["role"],
             data.get("text", ""),
@@ -252,3 +292,21 @@ def group_tool_calls(turns: Sequence[Turn]) -> list[list[Turn]]:
         calling = turn.role == "assistant" and turn.has_tool_calls
         open_calls = {c.id for c in turn.tool_calls if c.id is not None}
     return groups
+
+
+def turn_list(turns: Turn | Sequence[Turn]) -> list[Turn]:
+    """One turn or several as a list, each checked to be a :class:`Turn`.
+
+    Raises:
+        InvalidInputError: For anything but a Turn or an iterable of Turns (a str, None,
+            a dict...), naming the value.
+    """
+    if isinstance(turns, Turn):
+        return [turns]
+    if isinstance(turns, str | bytes | Mapping) or not isinstance(turns, Iterable):
+        raise InvalidInputError.for_value("turns", turns, "must be a Turn or a sequence of Turns")
+    items = list(turns)
+    for i, item in enumerate(items):
+        if not isinstance(item, Turn):
+            raise InvalidInputError.for_value(f"turns[{i}]", item, "must be a Turn")
+    return items

@@ -14,6 +14,7 @@ from ..errors import ConfigurationError
 from ..events import DEFAULT_MAX_EVENT_TURNS, DEFAULT_SESSION_GAP
 from ..retrieval.ranking import RankerParams
 from ..turn import Turn
+from ..validation import KnownFields
 
 __all__ = [
     "CONTEXT_CHARS",
@@ -44,7 +45,7 @@ HEURISTIC_CONTEXT_TOKENS = 40
 
 
 @dataclass(frozen=True, slots=True)
-class HiGMemConfig:
+class HiGMemConfig(KnownFields):
     """HiGMem's parameters; the defaults are the paper's (``batch_size`` is ours).
 
     Attributes:

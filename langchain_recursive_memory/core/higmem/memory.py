@@ -29,14 +29,14 @@ from collections.abc import Callable, Sequence
 from os import PathLike
 from typing import Any
 
-from ..engine import Engine, resolve_config, turn_list
+from ..engine import Engine, resolve_config
 from ..events import Event, TurnNote
 from ..models import TextModel
 from ..runtime.effects import Steps
 from ..runtime.retry import RetryPolicy
 from ..storage import DEFAULT_NAMESPACE, MemoryStore, StoredTurn
 from ..tokenizer import TokenCounter
-from ..turn import Turn
+from ..turn import Turn, turn_list
 from ..usage import UsageRecord
 from .config import HiGMemConfig, RetrievedTurn
 from .indexer import Indexer

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import ConfigurationError, InvalidInputError, ModelError
+from ..errors import ConfigurationError, ModelError
 from ..events import Event
 from ..prompts import FILTER_PROMPT, PREDICT_PROMPT, REWRITE_PROMPT, parse_number_list, turn_line
 from ..retrieval.lexical import LexicalIndex
@@ -41,6 +41,7 @@ from ..runtime.effects import (
 )
 from ..storage import StoredTurn, VectorRecord, text_hash
 from ..storage.keys import window_kind, window_vector_id
+from ..validation import check_count, check_text
 from .affiliation import nearest_events_steps
 from .config import RetrievedTurn
 from .state import HiGMemState, load_steps, session_index
@@ -73,10 +74,9 @@ class Retriever:
 
     def steps(self, query: str, k: int | None, use_llm: bool | None) -> Steps[list[RetrievedTurn]]:
         """The turns for ``query``, sorted by time (see :meth:`~.memory.HiGMem.retrieve`)."""
-        if not isinstance(query, str):
-            raise InvalidInputError.for_value("query", query, "must be a str")
-        if k is not None and k < 1:
-            raise InvalidInputError.for_value("k", k, "must be >= 1")
+        check_text("query", query)
+        if k is not None:
+            check_count("k", k)
         guided = self.engine.model is not None if use_llm is None else use_llm
         if guided and self.engine.model is None:
             raise ConfigurationError.for_value("use_llm", use_llm, "needs a model")

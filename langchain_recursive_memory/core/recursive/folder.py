@@ -12,6 +12,20 @@ retried on a later ``add`` after a cool-down that doubles with each consecutive 
 the messages it could not fold stay recallable (their vectors are written anyway). The
 fold health (failures, cool-down, the fold lock, this process's view of the window) is
 shared by every memory object of the session in the process.
+
+Under concurrency (several processes or machines on one session, through a Chroma
+server) three rules keep the work useful and the summary in log order:
+
+* **a fold lease**: a fold started by ``add`` first claims the session's lease in the
+  store (:meth:`~..storage.MemoryStore.claim_fold`); while another writer holds it, the
+  fold is skipped (``skipped="leased"``) instead of summarizing what the holder is
+  summarizing. A holder that dies holds it at most two lease periods.
+* **settled order**: a turn whose write landed after a fold that folded turns ordered
+  after it is moved after them before it is folded (:meth:`~..storage.MemoryStore.settle`),
+  so each version's turns follow the previous version's in log order.
+* **a deadline**: a fold started by ``add`` gives up after ``retry.fold_deadline``
+  seconds (its turns wait, unfolded, for a later add), so a hanging summarizer cannot
+  hold a chat turn for ``timeout x attempts``.
 """
 
 from __future__ import annotations
@@ -19,15 +33,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..cache import HEALTH_CACHE_ENTRIES, SessionCache, session_cache_key
 from ..config import MemoryConfig
 from ..errors import ModelError, StoreError
 from ..facts import Fact
 from ..runtime.effects import Steps, store_call
-from ..runtime.retry import RetryPolicy
+from ..runtime.retry import RetryPolicy, deadline
+from ..runtime.workers import stopping
 from ..storage import StoredTurn, Summary
 from ..tokenizer import TokenCounter
 from .derived import DerivedWriter
@@ -41,6 +57,8 @@ logger = logging.getLogger("langchain_recursive_memory")
 
 MAX_FOLD_RELOADS = 5
 """Times a fold reloads and plans again after losing a compare-and-set to another writer."""
+MIN_LEASE_SECONDS = 10.0
+"""Shortest fold lease period (the period is the retry policy's timeout, at least this)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +71,8 @@ class FoldResult:
         summary: The latest summary after the fold.
         facts: Facts written or updated by the fold.
         error: The failure that stopped the fold, if any (the messages wait in the log).
-        skipped: Why no fold was attempted (``"busy"``, ``"cooldown"``), if so.
+        skipped: Why no fold was attempted (``"busy"``: this process folds the session;
+            ``"cooldown"``: after a failure; ``"leased"``: another writer folds it), if so.
     """
 
     versions: int = 0
@@ -90,6 +109,41 @@ class _Progress:
     facts: int = 0
     summary: Summary | None = None
     pending: list[StoredTurn] = field(default_factory=list)
+
+
+class _Lease:
+    """One fold's claim on the session's fold lease (see the module doc)."""
+
+    def __init__(self, folder: Folder, holder: str) -> None:
+        self.scope = folder.scope
+        self.holder = holder
+        self.period = max(MIN_LEASE_SECONDS, folder.retry.timeout)
+        self.held = False
+        self.refused = False
+
+    def claim_steps(self) -> Steps[bool]:
+        """Claim (or renew) the lease; whether this fold holds it."""
+        scope = self.scope
+        self.held = yield from store_call(
+            scope.store.claim_fold, scope.namespace, scope.session_id, self.holder, self.period
+        )
+        self.refused = not self.held
+        return self.held
+
+    def release_steps(self) -> Steps[None]:
+        """Give the lease up (best effort: an unreleased lease expires)."""
+        scope = self.scope
+        try:
+            yield from store_call(
+                scope.store.release_fold,
+                scope.namespace,
+                scope.session_id,
+                self.holder,
+                self.period,
+            )
+        except StoreError as exc:
+            logger.info("session %r: fold lease not released (%s)", scope.session_id, exc)
+        self.held = False
 
 
 class Folder:
@@ -143,10 +197,14 @@ class Folder:
         tokens = sum(turn_tokens(t, self.counter) for t in turns)
         self.health.window = (tokens, len(turns))
 
-    def steps(self, force: bool, from_add: bool, reserve: int = 0) -> Steps[FoldResult]:
-        """Fold if due (or with ``force``); from ``add``, a cool-down or a busy lock skips.
+    def steps(
+        self, force: bool, from_add: bool, reserve: int = 0, *, inline: bool = False
+    ) -> Steps[FoldResult]:
+        """Fold if due (or with ``force``); from ``add``, a cool-down, lease or lock skips.
 
         ``reserve``: tokens the caller's request uses now beside the memory's messages.
+        ``inline``: the fold runs inside the caller's ``add``: ``retry.fold_deadline``
+        bounds it.
 
         Raises:
             ModelError: When the summarizer failed (not from ``add``).
@@ -158,43 +216,69 @@ class Folder:
         if not health.lock.acquire(blocking=False):
             return FoldResult(skipped="busy")
         progress = _Progress()
+        lease = _Lease(self, uuid.uuid4().hex) if from_add else None
+        error: ModelError | StoreError | None = None
         try:
-            for _ in range(MAX_FOLD_RELOADS):
-                lost = yield from self._attempt_steps(force, progress, reserve)
-                if not lost:
-                    break
-                force = False
+            with deadline(self.retry.fold_deadline if inline else None):
+                for _ in range(MAX_FOLD_RELOADS):
+                    lost = yield from self._attempt_steps(force, progress, reserve, lease)
+                    if not lost:
+                        break
+                    force = False
         except (ModelError, StoreError) as exc:
+            error = exc
             yield from self._failed_steps(exc, progress)
-            if not from_add:
-                raise
-            return self._result(progress, exc)
         finally:
             health.lock.release()
+        if lease is not None and lease.held:
+            yield from lease.release_steps()
+        if error is not None:
+            if not from_add:
+                raise error
+            return self._result(progress, error)
+        if lease is not None and lease.refused and not progress.versions:
+            return FoldResult(skipped="leased", summary=progress.summary)
         health.failures, health.last_error, health.retry_at = 0, None, 0.0
         return self._result(progress, None)
 
-    def _attempt_steps(self, force: bool, progress: _Progress, reserve: int) -> Steps[bool]:
+    def _attempt_steps(
+        self, force: bool, progress: _Progress, reserve: int, lease: _Lease | None
+    ) -> Steps[bool]:
         """Load, plan and fold; return whether another writer won a version first."""
         scope = self.scope
         state = yield from store_call(scope.store.load, scope.namespace, scope.session_id)
         progress.summary = state.summary
         plan = plan_fold(state.turns, self.config, self.counter, force=force, reserve=reserve)
         self.observe(state.turns)
+        if plan is None or stopping():
+            return False
+        if lease is not None and not lease.held:
+            if not (yield from lease.claim_steps()):
+                return False  # another writer folds the session now
+            state = yield from store_call(scope.store.load, scope.namespace, scope.session_id)
+        state = yield from store_call(scope.store.settle, state)
+        progress.summary = state.summary
+        plan = plan_fold(state.turns, self.config, self.counter, force=force, reserve=reserve)
         if plan is None:
             return False
         progress.pending = list(plan.folded)
         done_ids: set[str] = set()
         repair = state.repair_ids
         for chunk in plan.chunks:
+            if stopping() or (lease is not None and not (yield from lease.claim_steps())):
+                return False  # the interpreter exits, or the lease passed to another writer
             new, facts = yield from self._version_steps(progress.summary, chunk)
+            done_ids.update(new.turn_ids)
+            passed = tuple(
+                t.id for t in state.turns if t.id not in done_ids and t.seq < new.last_seq
+            )
+            new = replace(new, passed_ids=passed)
             won = yield from store_call(scope.store.commit_summary, new, repair)
             if not won:
                 return True
             progress.summary, repair = new, ()
             progress.versions += 1
             progress.folded += len(chunk)
-            done_ids.update(new.turn_ids)
             self.observe([t for t in state.turns if t.id not in done_ids])
             progress.pending = progress.pending[len(chunk) :]
             progress.facts += yield from self.derived.write_steps(chunk, facts)
@@ -216,6 +300,7 @@ class Folder:
             last_turn_id=chunk[-1].id,
             covered=(summary.covered if summary else 0) + len(chunk),
             method=done.method,
+            last_seq=max([summary.last_seq if summary else 0, *(t.seq for t in chunk)]),
         )
         return new, done.facts
 

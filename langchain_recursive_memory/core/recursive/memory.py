@@ -50,7 +50,7 @@ from os import PathLike
 from typing import Any
 
 from ..config import DEFAULT_MAX_TOKENS, MemoryConfig, recall_share
-from ..engine import Engine, resolve_config, turn_list
+from ..engine import Engine, resolve_config
 from ..errors import ConfigurationError
 from ..facts import Fact
 from ..models import TextModel
@@ -60,8 +60,9 @@ from ..runtime.effects import Steps, store_call
 from ..runtime.retry import RetryPolicy
 from ..storage import DEFAULT_NAMESPACE, MemoryStore, SessionState, StoredTurn, Summary
 from ..tokenizer import TokenCounter
-from ..turn import Turn
+from ..turn import Turn, turn_list
 from ..usage import UsageRecord
+from ..validation import check_count, check_optional_text, check_tokens
 from .context import Context, ContextBuilder
 from .derived import DerivedWriter
 from .folder import Folder, FoldResult
@@ -206,12 +207,17 @@ class RecursiveMemory(Engine):
     def _add_steps(
         self, turns: Sequence[Turn], fold: bool, reserve: int
     ) -> Steps[list[StoredTurn]]:
+        check_tokens("reserve", reserve)
         stored, tokens = yield from self._append_steps(turns)
         if fold and not self._folder.clearly_not_due(tokens, len(stored), reserve):
-            yield from self._folder.steps(force=False, from_add=True, reserve=reserve)
+            yield from self._folder.steps(force=False, from_add=True, reserve=reserve, inline=True)
         return stored
 
     def _context_steps(self, query: str | None, k: int | None, reserve: int) -> Steps[Context]:
+        check_optional_text("query", query)
+        if k is not None:
+            check_count("k", k)
+        check_tokens("reserve", reserve)
         state = yield from store_call(self.store.load, self.namespace, self.session_id)
         self._folder.observe(state.turns)
         base = self.build_context(state, reserve=reserve)

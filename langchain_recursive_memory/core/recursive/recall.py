@@ -16,7 +16,7 @@ both are cached per process (:mod:`..cache`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ from ..retrieval.ranking import TurnRanker
 from ..retrieval.turns import ranked_turns
 from ..runtime.effects import Steps, embed_query, store_call
 from ..storage import SessionState, StoredTurn, text_hash
+from ..validation import check_count, check_text
 from .context import ContextBuilder
 from .derived import DerivedWriter
 
@@ -72,7 +73,14 @@ _RECALL: SessionCache[_SessionRecall] = SessionCache("recall", max_entries=SESSI
 
 def check_kinds(kinds: Sequence[str]) -> tuple[str, ...]:
     """``kinds`` without repeats, checked to be ``"fact"`` and/or ``"turn"``."""
-    out = tuple(dict.fromkeys(kinds))
+    if isinstance(kinds, str):
+        kinds = (kinds,)
+    if not isinstance(kinds, Iterable):
+        raise InvalidInputError.for_value("kinds", kinds, "must be a sequence of kinds")
+    try:
+        out = tuple(dict.fromkeys(kinds))
+    except TypeError as exc:  # unhashable items
+        raise InvalidInputError.for_value("kinds", kinds, "use 'fact' and/or 'turn'") from exc
     if not out or any(k not in KINDS for k in out):
         raise InvalidInputError.for_value("kinds", kinds, "use 'fact' and/or 'turn'")
     return out
@@ -110,10 +118,8 @@ class Recaller:
         state: SessionState | None = None,
     ) -> Steps[list[RecallHit]]:
         """The ``k`` best hits for ``query`` (``exclude``: turn ids not to recall)."""
-        if not isinstance(query, str):
-            raise InvalidInputError.for_value("query", query, "must be a str")
-        if k < 1:
-            raise InvalidInputError.for_value("k", k, "must be >= 1")
+        check_text("query", query)
+        check_count("k", k)
         scope = self.scope
         if state is None:
             state = yield from store_call(scope.store.load, scope.namespace, scope.session_id)

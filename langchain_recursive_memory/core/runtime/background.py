@@ -1,8 +1,10 @@
-"""Folds off the caller's path: a daemon worker thread (sync) or asyncio tasks (async).
+"""Folds off the caller's path: the shared fold pool (sync) or asyncio tasks (async).
 
 Submissions coalesce: while a fold of a memory is queued or running, another request only
 marks it to run once more afterwards, so a burst of ``add`` calls costs one or two folds,
-not one per call. The worker thread is a daemon: the process never waits for it at exit
+not one per call. Sync folds run on the package's fold pool (:mod:`.workers`: several
+threads, so one slow summarizer does not hold up other sessions); at interpreter exit
+queued folds are dropped and running ones stop at their next step, within a bounded time
 (an interrupted fold is harmless: versions are compare-and-set and crash-safe).
 
 Example:
@@ -18,36 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import queue
 import threading
 from collections.abc import Awaitable, Callable
+
+from .workers import fold_pool, stopping
 
 __all__ = ["BackgroundFolds"]
 
 logger = logging.getLogger("langchain_recursive_memory")
-
-_queue: queue.Queue[Callable[[], None]] = queue.Queue()
-_worker: threading.Thread | None = None
-_worker_lock = threading.Lock()
-
-
-def _work() -> None:
-    while True:
-        job = _queue.get()
-        try:
-            job()
-        except Exception:  # pragma: no cover - a fold logs its own failures
-            logger.exception("background fold failed")
-        finally:
-            _queue.task_done()
-
-
-def _ensure_worker() -> None:
-    global _worker
-    with _worker_lock:
-        if _worker is None or not _worker.is_alive():
-            _worker = threading.Thread(target=_work, name="lrm-background-folds", daemon=True)
-            _worker.start()
 
 
 class BackgroundFolds:
@@ -62,7 +42,10 @@ class BackgroundFolds:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def submit(self, fold: Callable[[], None]) -> None:
-        """Run ``fold`` on the worker thread (once more if one is already pending)."""
+        """Run ``fold`` on the fold pool (once more if one is already pending).
+
+        Nothing runs once the package is stopping (interpreter exit).
+        """
         with self._lock:
             if self._pending:
                 self._again = True
@@ -72,19 +55,23 @@ class BackgroundFolds:
 
         def job() -> None:
             while True:
-                try:
-                    fold()
-                except Exception:  # pragma: no cover - a fold logs its own failures
-                    logger.exception("background fold failed")
+                if not stopping():  # at exit a queued fold is dropped
+                    try:
+                        fold()
+                    except Exception:  # pragma: no cover - a fold logs its own failures
+                        logger.exception("background fold failed")
                 with self._lock:
-                    if not self._again:
+                    if not self._again or stopping():
                         self._pending = False
+                        self._again = False
                         self._idle.set()
                         return
                     self._again = False
 
-        _ensure_worker()
-        _queue.put(job)
+        if not fold_pool().submit(job):
+            with self._lock:
+                self._pending = False
+                self._idle.set()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until no fold submitted with :meth:`submit` is pending."""

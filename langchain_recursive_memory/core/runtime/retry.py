@@ -13,20 +13,43 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import math
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
 from ..errors import ConfigurationError, ModelTimeoutError
+from ..validation import KnownFields
+from .workers import call_pool, stopping, wait_unless_stopping
 
-__all__ = ["Retrying", "RetryPolicy", "acall_with_timeout", "call_with_timeout"]
+__all__ = [
+    "RetryPolicy",
+    "Retrying",
+    "acall_with_timeout",
+    "call_with_timeout",
+    "deadline",
+    "time_left",
+]
 
 T = TypeVar("T")
 
 
+_SECONDS = (
+    "initial_delay",
+    "max_delay",
+    "multiplier",
+    "timeout",
+    "cooldown",
+    "max_cooldown",
+    "fold_deadline",
+)
+
+
 @dataclass(frozen=True, slots=True)
-class RetryPolicy:
+class RetryPolicy(KnownFields):
     """How LLM (and embedding) calls are retried.
 
     Attributes:
@@ -38,6 +61,12 @@ class RetryPolicy:
         cooldown: Seconds during which no new fold is attempted after a fold failed; doubles
             with each consecutive failure up to ``max_cooldown`` (default 5).
         max_cooldown: Upper bound of the cool-down (default 300).
+        fold_deadline: Longest time in seconds a fold started by ``add`` may take, its
+            calls and retries included (default 20): past it the fold gives up, its
+            messages stay unfolded in the log, and a later ``add`` folds them after the
+            cool-down. Folds run by ``fold()`` or in the background have no deadline; a
+            summarizer that needs longer (a slow local model) needs a longer deadline or
+            ``background_folds=True``.
     """
 
     attempts: int = 3
@@ -47,17 +76,25 @@ class RetryPolicy:
     timeout: float = 60.0
     cooldown: float = 5.0
     max_cooldown: float = 300.0
+    fold_deadline: float = 20.0
 
     def __post_init__(self) -> None:
+        if not isinstance(self.attempts, int) or isinstance(self.attempts, bool):
+            raise ConfigurationError.for_value("attempts", self.attempts, "must be an int")
         if self.attempts < 1:
             raise ConfigurationError.for_value("attempts", self.attempts, "must be >= 1")
+        for name in _SECONDS:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+                raise ConfigurationError.for_value(name, value, "must be a number")
         for name in ("initial_delay", "max_delay", "cooldown", "max_cooldown"):
             if getattr(self, name) < 0:
                 raise ConfigurationError.for_value(name, getattr(self, name), "must be >= 0")
         if self.multiplier < 1:
             raise ConfigurationError.for_value("multiplier", self.multiplier, "must be >= 1")
-        if self.timeout <= 0:
-            raise ConfigurationError.for_value("timeout", self.timeout, "must be > 0")
+        for name in ("timeout", "fold_deadline"):
+            if getattr(self, name) <= 0:
+                raise ConfigurationError.for_value(name, getattr(self, name), "must be > 0")
 
     def delays(self) -> Iterator[float]:
         """Yield the delay before each retry (``attempts - 1`` values)."""
@@ -71,6 +108,46 @@ class RetryPolicy:
         if consecutive_failures <= 0:
             return 0.0
         return float(min(self.cooldown * 2 ** (consecutive_failures - 1), self.max_cooldown))
+
+
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "lrm_deadline", default=None
+)
+
+
+@contextmanager
+def deadline(seconds: float | None) -> Iterator[None]:
+    """Bound every call and retry made inside the block to ``seconds`` from now (None: none).
+
+    Model, embedding and store calls made within get at most the time left as their
+    timeout, and :class:`Retrying` gives up instead of waiting past the deadline. Nested
+    deadlines keep the earlier one.
+
+    Example:
+        >>> with deadline(5.0):
+        ...     0 < time_left(60.0) <= 5.0
+        True
+        >>> time_left(60.0)
+        60.0
+    """
+    if seconds is None:
+        yield
+        return
+    ends = time.monotonic() + seconds
+    outer = _DEADLINE.get()
+    token = _DEADLINE.set(ends if outer is None else min(outer, ends))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def time_left(timeout: float) -> float:
+    """``timeout``, or less when a :func:`deadline` ends sooner (0 when it has passed)."""
+    ends = _DEADLINE.get()
+    if ends is None:
+        return timeout
+    return max(0.0, min(timeout, ends - time.monotonic()))
 
 
 class Retrying:
@@ -116,16 +193,19 @@ class Retrying:
         """
         self.attempt += 1
         more = self.attempt <= len(self._delays)
+        if more and time_left(self._delays[self.attempt - 1]) < self._delays[self.attempt - 1]:
+            more = False  # the wait would pass the deadline
         if not more or (self._retryable is not None and not self._retryable(exc)):
             raise self._final(exc, self.attempt) from exc
         return self._delays[self.attempt - 1]
 
 
 def call_with_timeout(fn: Callable[[], T], timeout: float, what: str) -> T:
-    """Run ``fn`` in a daemon thread and wait at most ``timeout`` seconds for it.
+    """Run ``fn`` on the call pool and wait at most ``timeout`` seconds for it.
 
-    A call that times out keeps running in its daemon thread (Python cannot cancel it) but
-    its result is discarded, and it never blocks interpreter exit.
+    The pool's daemon threads are reused from call to call (:func:`~.workers.call_pool`).
+    A call that times out keeps running on its worker (Python cannot cancel it) but its
+    result is discarded, and it never blocks interpreter exit.
 
     Raises:
         ModelTimeoutError: When ``fn`` did not return in time.
@@ -142,9 +222,14 @@ def call_with_timeout(fn: Callable[[], T], timeout: float, what: str) -> T:
         finally:
             done.set()
 
-    threading.Thread(target=lambda: context.run(target), name=f"lrm-{what}", daemon=True).start()
-    if not done.wait(timeout):
-        raise ModelTimeoutError(f"{what} did not answer within timeout={timeout}s")
+    allowed = time_left(timeout)
+    if allowed <= 0:
+        raise ModelTimeoutError(f"{what} not started: the deadline has passed")
+    call_pool().submit(lambda: context.run(target))
+    if not wait_unless_stopping(done, allowed):
+        if stopping():
+            raise ModelTimeoutError(f"{what} abandoned: the interpreter is exiting")
+        raise ModelTimeoutError(f"{what} did not answer within {allowed:.3g}s")
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     return box["value"]  # type: ignore[return-value]
@@ -156,7 +241,8 @@ async def acall_with_timeout(coro: Awaitable[T], timeout: float, what: str) -> T
     Raises:
         ModelTimeoutError: When ``coro`` did not finish in time.
     """
+    allowed = time_left(timeout)
     try:
-        return await asyncio.wait_for(coro, timeout)
+        return await asyncio.wait_for(coro, allowed)
     except asyncio.TimeoutError as exc:
-        raise ModelTimeoutError(f"{what} did not answer within timeout={timeout}s") from exc
+        raise ModelTimeoutError(f"{what} did not answer within {allowed:.3g}s") from exc

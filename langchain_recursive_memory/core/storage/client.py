@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -76,11 +77,53 @@ def persistent_client(path: str | os.PathLike[str] | None = None) -> ClientAPI:
     target = Path(path).expanduser() if path is not None else default_path()
     try:
         target.mkdir(parents=True, exist_ok=True)
+        warn_if_shared(target)
         return chromadb.PersistentClient(
             path=str(target), settings=Settings(anonymized_telemetry=False)
         )
     except Exception as exc:
         raise StoreError(f"cannot open the Chroma store at path={str(target)!r}: {exc}") from exc
+
+
+LOCK_FILE = ".lrm-process.lock"
+"""The file in an embedded store's directory that the process using it holds locked."""
+_held_locks: dict[Path, Any] = {}
+_held_lock = threading.Lock()
+
+
+def warn_if_shared(path: Path) -> bool:
+    """Warn when another process has the embedded store at ``path`` open; whether it has.
+
+    Chroma's embedded mode does not promise that several processes can use one directory
+    at once (each process keeps its own caches and indexes). Each process holds an
+    advisory lock (``flock``) on :data:`LOCK_FILE` while it has the store open; a second
+    process finds it taken and is warned to use a Chroma server instead. The lock is
+    released when the process exits. (On platforms without ``fcntl`` nothing is checked.)
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return False
+    key = path.resolve()
+    with _held_lock:
+        if key in _held_locks:
+            return False
+        handle = open(key / LOCK_FILE, "a")  # noqa: SIM115 - held for the process's life
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            _held_locks[key] = None  # warned once per process and path
+            logger.warning(
+                "another process has the embedded Chroma store at %s open. Chroma does not "
+                "promise that several processes can share an embedded store; run a server "
+                "(chroma run --path %s) and connect every process with MemoryStore.http().",
+                key,
+                key,
+            )
+            return True
+        _held_locks[key] = handle
+        return False
 
 
 def in_memory_client() -> ClientAPI:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ..facts import Fact
 from .keys import Scope, fact_record_id
-from .repository import Repository
+from .repository import Repository, decoded
 
 __all__ = ["FactTable"]
 
@@ -27,7 +27,7 @@ class FactTable(Repository):
             rows = self.read("read facts", scope, ids=list(ids))
         else:
             rows = self.read("read facts", scope, where=scope.where)
-        out = [Fact.from_metadata(d, m) for d, m in rows]
+        out = decoded("fact", rows, lambda r: Fact.from_metadata(*r))
         out.sort(key=lambda f: (f.created_at, f.key))
         return out
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigurationError, InvalidInputError
+from ..validation import check_text
 
 __all__ = [
     "DEFAULT_NAMESPACE",
@@ -48,6 +49,7 @@ __all__ = [
     "event_vector_id",
     "fact_record_id",
     "fact_vector_id",
+    "fold_lease_id",
     "kind_key",
     "kinds_filter",
     "namespace_filter",
@@ -106,24 +108,33 @@ EVENT_KIND = "hg_event"
 def validate_scope(namespace: str, session_id: str) -> None:
     """Check a namespace and session id.
 
-    Both must be non-empty strings of at most 1,024 characters without NUL characters.
-    Any other content (quotes, ``$and``, JSON) is fine: values are never interpolated into
-    queries.
+    Both must be strings of 1 to 1,024 characters, not only whitespace, without NUL
+    characters and encodable as UTF-8 (no lone surrogates). Any other content (quotes,
+    ``$and``, JSON) is fine: values are never interpolated into queries.
 
     Raises:
         InvalidInputError: Naming the bad value.
     """
-    for name, value in (("namespace", namespace), ("session_id", session_id)):
-        if not isinstance(value, str):
-            raise InvalidInputError.for_value(name, value, "must be a str")
-        if not value:
-            raise InvalidInputError.for_value(name, value, "must not be empty")
-        if len(value) > MAX_ID_LENGTH:
-            raise InvalidInputError.for_value(
-                name, value, f"is {len(value)} characters long; the limit is {MAX_ID_LENGTH}"
-            )
-        if "\x00" in value:
-            raise InvalidInputError.for_value(name, value, "must not contain NUL characters")
+    validate_name("namespace", namespace)
+    validate_name("session_id", session_id)
+
+
+def validate_name(name: str, value: object) -> str:
+    """Check one scope name (a namespace, a session id, a user id); see :func:`validate_scope`.
+
+    Raises:
+        InvalidInputError: Naming the bad value.
+    """
+    text = check_text(name, value)
+    if not text.strip():
+        raise InvalidInputError.for_value(name, text, "must not be empty or only whitespace")
+    if len(text) > MAX_ID_LENGTH:
+        raise InvalidInputError.for_value(
+            name, text, f"is {len(text)} characters long; the limit is {MAX_ID_LENGTH}"
+        )
+    if "\x00" in text:
+        raise InvalidInputError.for_value(name, text, "must not contain NUL characters")
+    return text
 
 
 def validate_prefix(prefix: str) -> None:
@@ -194,6 +205,11 @@ def turn_record_id(skey: str, turn_id: str) -> str:
 def summary_version_id(skey: str, version: int) -> str:
     """Return the id of summary version ``version`` (zero-padded, so ids sort)."""
     return f"{skey}:v:{version:010d}"
+
+
+def fold_lease_id(skey: str, epoch: int) -> str:
+    """Return the id of the session's fold lease for one lease period (``epoch``)."""
+    return f"{skey}:lease:{epoch}"
 
 
 def summary_hint_id(skey: str) -> str:
@@ -268,8 +284,13 @@ def scope_filter(skey: str) -> dict[str, Any]:
 
 
 def namespace_filter(namespace: str | None) -> dict[str, Any] | None:
-    """Return the filter of one namespace's records, or None (all namespaces)."""
-    return {"ns": namespace} if namespace is not None else None
+    """Return the filter of one namespace's records, or None (all namespaces).
+
+    Raises:
+        InvalidInputError: For anything but None or a valid namespace (a dict would be a
+            query operator, not a tenant).
+    """
+    return {"ns": validate_name("namespace", namespace)} if namespace is not None else None
 
 
 def open_key(skey: str, unfolded: bool) -> str:

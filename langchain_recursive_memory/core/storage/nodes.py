@@ -7,7 +7,7 @@ from typing import Any, Generic, TypeVar
 
 from ..events import Event, TurnNote
 from .keys import Scope, event_record_id, turn_node_id
-from .repository import Repository
+from .repository import Repository, decoded
 
 __all__ = ["EventNodes", "TurnNodes"]
 
@@ -35,7 +35,7 @@ class _Nodes(Repository, Generic[N]):
     def get(self, scope: Scope) -> list[N]:
         """Return the session's nodes (in no particular order)."""
         rows = self.read(f"read {self.label}", scope, where=scope.where)
-        return [self._decode(d, m) for d, m in rows]
+        return decoded(self.label, rows, lambda r: self._decode(*r))
 
 
 class TurnNodes(_Nodes[TurnNote]):

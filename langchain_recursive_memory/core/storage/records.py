@@ -55,6 +55,11 @@ class Summary:
         method: ``"llm"`` or ``"extractive"`` (no LLM configured).
         created_at: Seconds since the epoch.
         fold_id: A random id of the fold that wrote it (for compare-and-set).
+        last_seq: The highest order key this and earlier versions folded (0: unknown, a
+            record of 0.1.0). A turn that lands later with a lower key is moved after it
+            before it is folded (see :meth:`~.store.MemoryStore.settle`).
+        passed_ids: Unfolded turns ordered before ``last_seq`` that the fold saw and left
+            on purpose (the current question it never folds): not late, never moved.
     """
 
     namespace: str
@@ -69,6 +74,8 @@ class Summary:
     method: str
     created_at: float = field(default_factory=time.time)
     fold_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    last_seq: int = 0
+    passed_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

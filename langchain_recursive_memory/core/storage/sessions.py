@@ -9,7 +9,7 @@ from typing import Any
 from .client import StoreClient
 from .keys import Scope, namespace_filter, session_record_id
 from .records import SessionInfo
-from .repository import Repository, placeholders
+from .repository import Repository, decoded, placeholders
 
 __all__ = ["SETTING", "SessionList"]
 
@@ -19,6 +19,10 @@ SETTING = "set_"
 
 def _settings(meta: Mapping[str, Any]) -> dict[str, Any]:
     return {k[len(SETTING) :]: v for k, v in meta.items() if k.startswith(SETTING)}
+
+
+def _session_info(meta: Mapping[str, Any]) -> SessionInfo:
+    return SessionInfo(str(meta["ns"]), str(meta["sid"]), float(meta["created"]), _settings(meta))
 
 
 class SessionList(Repository):
@@ -75,10 +79,7 @@ class SessionList(Repository):
         got = self.chroma.call(
             "list sessions", lambda: self.collection.get(where=where, include=["metadatas"])
         )
-        out = [
-            SessionInfo(str(m["ns"]), str(m["sid"]), float(m["created"]), _settings(m))
-            for m in got["metadatas"] or []
-        ]
+        out = decoded("session", got["metadatas"] or [], _session_info)
         out.sort(key=lambda s: (s.created_at, s.namespace, s.session_id))
         return out
 

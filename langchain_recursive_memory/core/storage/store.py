@@ -5,20 +5,23 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, InvalidInputError
 from ..events import Event, TurnNote
 from ..facts import Fact, merge_fact
 from ..runtime.retry import RetryPolicy
-from ..turn import Turn
+from ..turn import Turn, turn_list
 from ..usage import Usage, UsageRecord
+from ..validation import check_text, check_tokens
 from . import client as chroma_client
 from .client import StoreClient
 from .facts import FactTable
 from .keys import Scope, fact_record_id, session_key, validate_prefix
+from .lifecycle import SessionLifecycle
 from .nodes import EventNodes, TurnNodes
-from .records import SessionInfo, SessionState, StoredTurn, Summary, VectorRecord
+from .records import SessionState, StoredTurn, Summary, VectorRecord
 from .repository import Repository
 from .sessions import SessionList
 from .summaries import SummaryLog
@@ -32,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["MemoryStore"]
 
 
-class MemoryStore:
+class MemoryStore(SessionLifecycle):
     """Chroma-backed storage of turns, summaries, facts, HiGMem nodes, vectors and usage.
 
     Use a factory, or pass any chromadb client:
@@ -177,6 +180,12 @@ class MemoryStore:
             StoreError: When Chroma rejects the write (nothing was written).
         """
         scope = Scope.of(namespace, session_id)
+        turns = turn_list(turns)
+        if isinstance(tokens, str) or not isinstance(tokens, Sequence):
+            raise InvalidInputError.for_value("tokens", tokens, "must be a sequence of ints")
+        for count in tokens:
+            check_tokens("tokens", count)
+        check_text("encoding", encoding)
         stored = self._turn_log.stamp(scope, turns, tokens, encoding)
         if stored:
             self._sessions.register(scope)
@@ -238,6 +247,41 @@ class MemoryStore:
         turns = tuple(t for t in unfolded if t.id not in named)
         repair = tuple(t.id for t in unfolded if t.id in named)
         return SessionState(versions[-1] if versions else None, turns, repair)
+
+    def settle(self, state: SessionState) -> SessionState:
+        """Move turns that landed late after the turns the summary folded; return the state.
+
+        A writer orders a turn by its clock before the write lands; when another writer
+        folds in between, the turn can land ordered before turns already summarized. Such
+        a turn gets an order key just after the summary's last one (their order kept), so
+        that the next version folds it after them: summary ranges stay contiguous.
+        """
+        summary = state.summary
+        if summary is None or not summary.last_seq:
+            return state
+        passed = set(summary.passed_ids)
+        late = [t for t in state.turns if t.seq <= summary.last_seq and t.id not in passed]
+        if not late:
+            return state
+        scope = Scope.of(summary.namespace, summary.session_id)
+        moved = {t.id: t for t in self._turn_log.move_after(scope, late, summary.last_seq)}
+        turns = sorted((moved.get(t.id, t) for t in state.turns), key=lambda t: (t.seq, t.id))
+        return replace(state, turns=tuple(turns))
+
+    def claim_fold(self, namespace: str, session_id: str, holder: str, period: float) -> bool:
+        """Claim (or renew) the session's fold lease for ``holder``; whether it holds it.
+
+        One writer folds a session at a time: the others skip their fold while the lease
+        is held. A lease lasts one to two ``period`` seconds unless renewed, so a holder
+        that dies blocks folds for at most ``2 * period``.
+        """
+        scope = Scope.of(namespace, session_id)
+        return self._summary_log.claim_lease(scope, holder, period, time.time())
+
+    def release_fold(self, namespace: str, session_id: str, holder: str, period: float) -> None:
+        """Give up ``holder``'s fold lease (see :meth:`claim_fold`)."""
+        scope = Scope.of(namespace, session_id)
+        self._summary_log.release_lease(scope, holder, period, time.time())
 
     def commit_summary(self, new: Summary, repair_ids: Sequence[str] = ()) -> bool:
         """Write summary version ``new`` if no other writer has written that version.
@@ -361,68 +405,3 @@ class MemoryStore:
     def usage(self, namespace: str, session_id: str) -> dict[str, Usage]:
         """Return the session's upkeep spend, per purpose (``"fold"``, ``"higmem-index"``...)."""
         return self._usage.totals(Scope.of(namespace, session_id))
-
-    # -- sessions ------------------------------------------------------------------------
-
-    def sessions(self, namespace: str | None = None) -> list[SessionInfo]:
-        """List sessions (of one namespace, or all), oldest first."""
-        return self._sessions.entries(namespace)
-
-    def describe_session(
-        self, namespace: str, session_id: str, settings: Mapping[str, str | int | float]
-    ) -> None:
-        """Record how the session's memory was made (``memory``, ``max_tokens``...).
-
-        The engines record it on their first write in a process; the command line reads it
-        to show and recall a session the way it was made.
-        """
-        self._sessions.describe(Scope.of(namespace, session_id), settings)
-
-    def session_settings(self, namespace: str, session_id: str) -> dict[str, Any]:
-        """How the session's memory was made (see :meth:`describe_session`), or empty."""
-        return self._sessions.settings(Scope.of(namespace, session_id))
-
-    def activity(self, namespace: str | None = None) -> dict[tuple[str, str], float]:
-        """Return when each session (of a namespace, or all) last stored a turn.
-
-        The time is when the newest turn was written (its order key), not the time the
-        message claims (an imported transcript can be years old). Reads the turn log itself,
-        in pages, so no session is missed.
-        """
-        return self._turn_log.activity(namespace)
-
-    def expire(
-        self, older_than: float, *, namespace: str | None = None, now: float | None = None
-    ) -> list[tuple[str, str]]:
-        """Delete every session that stored no turn in the last ``older_than`` seconds.
-
-        A time-to-live for conversations: run it periodically (for example daily, from a
-        scheduled job). Everything of an expired session is deleted, as by :meth:`clear`.
-
-        Args:
-            older_than: Age in seconds (> 0).
-            namespace: Only this namespace (default: all).
-            now: The current time (default: ``time.time()``).
-
-        Returns:
-            The ``(namespace, session_id)`` pairs deleted.
-        """
-        if older_than <= 0:
-            raise ConfigurationError.for_value("older_than", older_than, "must be > 0")
-        cutoff = (time.time() if now is None else now) - older_than
-        expired = [key for key, last in self.activity(namespace).items() if last < cutoff]
-        for ns, sid in expired:
-            self.clear(ns, sid)
-        return expired
-
-    def clear(self, namespace: str, session_id: str) -> None:
-        """Delete everything stored for the session: turns, summaries, facts, vectors."""
-        scope = Scope.of(namespace, session_id)
-        self._turn_log.clear(scope)
-        self._summary_log.clear(scope)
-        self._facts.clear(scope)
-        self._notes.clear(scope)
-        self._events.clear(scope)
-        self._usage.clear(scope)
-        self._vector_spaces.clear(scope)
-        self._sessions.clear(scope)  # last: a session stays listed until all else is gone

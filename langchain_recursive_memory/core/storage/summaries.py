@@ -14,9 +14,9 @@ from functools import partial
 from typing import Any
 
 from .client import StoreClient
-from .keys import Scope, session_key, summary_hint_id, summary_version_id
+from .keys import Scope, fold_lease_id, session_key, summary_hint_id, summary_version_id
 from .records import Summary
-from .repository import Repository, placeholders
+from .repository import Repository, decoded, placeholders
 
 __all__ = ["SummaryLog", "summary_from_record", "summary_metadata"]
 
@@ -38,12 +38,18 @@ def summary_metadata(s: Summary, kind: str) -> dict[str, Any]:
         "created": s.created_at,
         "fold_id": s.fold_id,
         "turn_ids": json.dumps(list(s.turn_ids)),
+        "last_seq": s.last_seq,
+        "passed": json.dumps(list(s.passed_ids)),
     }
     if s.first_turn_id is not None:
         meta["first_tid"] = s.first_turn_id
     if s.last_turn_id is not None:
         meta["last_tid"] = s.last_turn_id
     return meta
+
+
+def _summary_of_row(row: tuple[str, Mapping[str, Any]]) -> Summary:
+    return summary_from_record(*row)
 
 
 def summary_from_record(doc: str, meta: Mapping[str, Any]) -> Summary:
@@ -63,6 +69,8 @@ def summary_from_record(doc: str, meta: Mapping[str, Any]) -> Summary:
         method=str(meta["method"]),
         created_at=float(meta["created"]),
         fold_id=str(meta["fold_id"]),
+        last_seq=int(meta.get("last_seq", 0)),
+        passed_ids=tuple(json.loads(str(meta.get("passed", "[]")))),
     )
 
 
@@ -95,9 +103,9 @@ class SummaryLog(Repository):
                 ),
             )
             hint = 0
-            for m in got["metadatas"] or []:
-                if scope.owns(m):
-                    hint = int(m["version"])
+            owned = [m for m in got["metadatas"] or [] if scope.owns(m)]
+            for version in decoded("summary hint", owned, lambda m: int(m["version"])):
+                hint = version
             self._hints[scope.key] = hint
         return hint
 
@@ -115,9 +123,8 @@ class SummaryLog(Repository):
         first = max(hint, 1)
         while True:
             ids = [summary_version_id(scope.key, v) for v in range(first, first + _PAGE)]
-            found = [
-                summary_from_record(d, m) for d, m in self.read("read summaries", scope, ids=ids)
-            ]
+            rows = self.read("read summaries", scope, ids=ids)
+            found = decoded("summary", rows, _summary_of_row)
             versions.extend(found)
             if len(found) < _PAGE:
                 break
@@ -141,7 +148,9 @@ class SummaryLog(Repository):
     def versions(self, scope: Scope) -> list[Summary]:
         """Return every version of the session, oldest first (a filtered scan)."""
         rows = self.read("read summaries", scope, where=scope.where)
-        out = [summary_from_record(d, m) for d, m in rows if m.get("kind") == "version"]
+        out = decoded(
+            "summary", [r for r in rows if r[1].get("kind") == "version"], _summary_of_row
+        )
         out.sort(key=lambda s: s.version)
         return out
 
@@ -184,6 +193,54 @@ class SummaryLog(Repository):
             ),
         )
         self._hints[scope.key] = new.version
+
+    # -- the fold lease ------------------------------------------------------------------
+
+    def claim_lease(self, scope: Scope, holder: str, period: float, now: float) -> bool:
+        """Claim the session's fold lease for the current period and the next.
+
+        Lease records are insert-if-absent, one per period (``now // period``): the first
+        claim of a period wins it, and a holder that dies holds it at most two periods.
+        A holder renews by claiming again (it already holds the current period).
+
+        Returns:
+            Whether ``holder`` holds the current period's lease.
+        """
+        epoch = int(now // period)
+        ids = [fold_lease_id(scope.key, e) for e in (epoch, epoch + 1)]
+        meta = {**scope.metadata(), "kind": "lease", "holder": holder}
+        self.chroma.call(
+            "claim the fold lease",
+            partial(
+                self.collection.add,
+                ids=ids,
+                documents=["", ""],
+                metadatas=[meta, meta],
+                embeddings=placeholders(2),
+            ),
+        )
+        got = self.chroma.call(
+            "read the fold lease",
+            partial(self.collection.get, ids=ids[:1], include=["metadatas"]),
+        )
+        metas = [m for m in got["metadatas"] or [] if scope.owns(m)]
+        return bool(metas) and metas[0].get("holder") == holder
+
+    def release_lease(self, scope: Scope, holder: str, period: float, now: float) -> None:
+        """Give up ``holder``'s claims on the lease (the current and the next period's)."""
+        epoch = int(now // period)
+        ids = [fold_lease_id(scope.key, e) for e in (epoch - 1, epoch, epoch + 1)]
+        got = self.chroma.call(
+            "read the fold lease",
+            partial(self.collection.get, ids=ids, include=["metadatas"]),
+        )
+        mine = [
+            i
+            for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)
+            if scope.owns(m) and m.get("holder") == holder
+        ]
+        if mine:
+            self.chroma.call("release the fold lease", partial(self.collection.delete, ids=mine))
 
     def clear(self, scope: Scope) -> None:
         """Delete every summary record of the session and forget its hint."""

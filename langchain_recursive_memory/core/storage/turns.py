@@ -8,13 +8,15 @@ id, role, order key, token count, folded flag, and the rest of the message as JS
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, StoreError, WriteOutcomeUnknownError
 from ..turn import Turn
 from .client import StoreClient
 from .keys import (
@@ -26,14 +28,17 @@ from .keys import (
     turn_record_id,
 )
 from .records import StoredTurn
-from .repository import Repository, placeholders
+from .repository import Repository, decoded, placeholders
 
 __all__ = [
     "SCAN_PAGE",
     "TurnLog",
+    "TurnRow",
     "turn_from_record",
     "turn_metadata",
 ]
+
+logger = logging.getLogger("langchain_recursive_memory")
 
 SCAN_PAGE = 5000
 """Records per read of the activity scan over the whole log (Chroma's batch is ~5,461)."""
@@ -71,6 +76,24 @@ def turn_from_record(doc: str, meta: Mapping[str, Any]) -> StoredTurn:
     return StoredTurn(
         turn, int(meta["seq"]), int(meta["tok"]), str(meta["enc"]), int(meta["folded"])
     )
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRow:
+    """A turn record as Chroma holds it (kept to write it back unchanged)."""
+
+    record_id: str
+    document: str
+    metadata: dict[str, Any]
+
+
+def _turn_of_row(row: tuple[str, Mapping[str, Any]]) -> StoredTurn:
+    return turn_from_record(*row)
+
+
+def _written(meta: Mapping[str, Any]) -> tuple[tuple[str, str], float]:
+    """A turn record's session and when it was written (its order key, in seconds)."""
+    return (str(meta["ns"]), str(meta["sid"])), int(meta["seq"]) / 1e9
 
 
 def _oldest_first(turns: list[StoredTurn]) -> list[StoredTurn]:
@@ -142,7 +165,57 @@ class TurnLog(Repository):
         return stored
 
     def write(self, scope: Scope, stored: Sequence[StoredTurn]) -> None:
-        """Insert stamped turns, in batches Chroma accepts (an id already stored stays)."""
+        """Insert stamped turns, in batches Chroma accepts (an id already stored stays).
+
+        A failed write is checked by reading the ids back: a server that stored the turns
+        but lost its answer is a success; what is missing is written once more.
+
+        Raises:
+            StoreError: When nothing was stored (adding the turns again is safe).
+            WriteOutcomeUnknownError: When whether they were stored cannot be told.
+        """
+        ids = [turn_record_id(scope.key, s.id) for s in stored]
+        try:
+            self._insert(scope, stored)
+        except WriteOutcomeUnknownError:
+            raise
+        except StoreError as failure:
+            self._confirm(scope, stored, ids, failure)
+
+    def _confirm(
+        self, scope: Scope, stored: Sequence[StoredTurn], ids: list[str], failure: StoreError
+    ) -> None:
+        """After a failed write: succeed if every turn landed, else write the rest once."""
+        turns = [s.turn for s in stored]
+        try:
+            got = self.chroma.call(
+                "check appended turns", partial(self.collection.get, ids=ids, include=[])
+            )
+        except StoreError as exc:
+            raise WriteOutcomeUnknownError(
+                f"{failure}; whether its {len(ids)} turns were stored is unknown ({exc}). "
+                "Add error.turns again when the store answers: their ids make it store "
+                "each turn at most once.",
+                turns,
+            ) from failure
+        found = set(got["ids"])
+        if not found:
+            raise failure  # nothing landed: the caller may simply retry
+        missing = [s for s, i in zip(stored, ids, strict=True) if i not in found]
+        if not missing:
+            logger.info("append reported %s, but all %d turns were stored", failure, len(ids))
+            return
+        try:
+            self._insert(scope, missing)
+        except StoreError as exc:
+            raise WriteOutcomeUnknownError(
+                f"{failure}; {len(found)} of {len(ids)} turns were stored and writing the "
+                f"rest failed ({exc}). Add error.turns again: their ids make it store each "
+                "turn at most once.",
+                turns,
+            ) from exc
+
+    def _insert(self, scope: Scope, stored: Sequence[StoredTurn]) -> None:
         ids = [turn_record_id(scope.key, s.id) for s in stored]
         docs = [s.turn.text for s in stored]
         metas = [turn_metadata(scope, s) for s in stored]
@@ -190,7 +263,7 @@ class TurnLog(Repository):
 
     def _where(self, scope: Scope, where: Mapping[str, Any]) -> list[StoredTurn]:
         rows = self.read("read turns", scope, where=dict(where))
-        return _oldest_first([turn_from_record(d, m) for d, m in rows])
+        return _oldest_first(decoded("turn", rows, _turn_of_row))
 
     def by_ids(self, scope: Scope, turn_ids: Iterable[str]) -> list[StoredTurn]:
         """Return the session's turns with the given ids, oldest first (missing ids skipped)."""
@@ -198,7 +271,76 @@ class TurnLog(Repository):
         if not ids:
             return []
         rows = self.read("read turns by id", scope, ids=ids)
-        return _oldest_first([turn_from_record(d, m) for d, m in rows])
+        return _oldest_first(decoded("turn", rows, _turn_of_row))
+
+    def move_after(self, scope: Scope, turns: Sequence[StoredTurn], after: int) -> list[StoredTurn]:
+        """Give ``turns`` new order keys just above ``after``, keeping their order.
+
+        For turns whose write landed after a fold had folded turns ordered after them
+        (their writer's clock stamped them before the write landed).
+        """
+        ordered = sorted(turns, key=lambda s: (s.seq, s.id))
+        moved = [replace(s, seq=after + 1 + i) for i, s in enumerate(ordered)]
+        if moved:
+            self.chroma.call(
+                "reorder late turns",
+                partial(
+                    self.collection.update,
+                    ids=[turn_record_id(scope.key, s.id) for s in moved],
+                    metadatas=[{"seq": s.seq} for s in moved],
+                ),
+            )
+            self._observe_seq(scope.key, moved)
+        return moved
+
+    # -- expiry ---------------------------------------------------------------------------
+
+    def take_before(self, scope: Scope, cutoff_seq: int) -> list[TurnRow]:
+        """Delete the session's turns ordered before ``cutoff_seq``; return them as stored.
+
+        Deletes by id exactly the records read, so a turn written meanwhile (whatever its
+        order key) stays. :meth:`restore` writes the records back unchanged.
+        """
+        where = {"$and": [dict(scope.where), {"seq": {"$lt": cutoff_seq}}]}
+        got = self.chroma.call(
+            "read expiring turns",
+            partial(self.collection.get, where=where, include=["documents", "metadatas"]),
+        )
+        rows = [
+            TurnRow(i, d or "", dict(m))
+            for i, d, m in zip(
+                got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True
+            )
+            if scope.owns(m)
+        ]
+        if rows:
+            ids = [r.record_id for r in rows]
+            self.chroma.call("delete expiring turns", partial(self.collection.delete, ids=ids))
+        return rows
+
+    def restore(self, rows: Sequence[TurnRow]) -> None:
+        """Write records :meth:`take_before` took back, unchanged."""
+        step = self.chroma.batch_size()
+        for start in range(0, len(rows), step):
+            batch = rows[start : start + step]
+            self.chroma.call(
+                "restore turns",
+                partial(
+                    self.collection.upsert,
+                    ids=[r.record_id for r in batch],
+                    documents=[r.document for r in batch],
+                    metadatas=[r.metadata for r in batch],
+                    embeddings=placeholders(len(batch)),
+                ),
+            )
+
+    def any_left(self, scope: Scope) -> bool:
+        """Whether the session's log holds any turn."""
+        got = self.chroma.call(
+            "look for turns",
+            partial(self.collection.get, where=dict(scope.where), include=[], limit=1),
+        )
+        return bool(got["ids"])
 
     def count(self, scope: Scope) -> int:
         """Return how many turns the session's log holds."""
@@ -229,9 +371,7 @@ class TurnLog(Repository):
                 ),
             )
             metas = got["metadatas"] or []
-            for m in metas:
-                key = (str(m["ns"]), str(m["sid"]))
-                written = int(m["seq"]) / 1e9
+            for key, written in decoded("turn", metas, _written):
                 if written > latest.get(key, float("-inf")):
                     latest[key] = written
             if len(metas) < page:

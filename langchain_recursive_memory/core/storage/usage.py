@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..usage import Usage, UsageRecord
 from .keys import Scope, new_usage_id
-from .repository import Repository, placeholders
+from .repository import Repository, decoded, placeholders
 
 __all__ = ["UsageLog"]
 
@@ -25,6 +25,17 @@ def _usage_metadata(record: UsageRecord) -> dict[str, Any]:
         "reported": record.usage.reported_calls,
         "created": record.created_at,
     }
+
+
+def _usage_of(meta: Mapping[str, Any]) -> tuple[str, Usage]:
+    usage = Usage(
+        calls=int(meta["calls"]),
+        failed_calls=int(meta["failed"]),
+        input_tokens=int(meta["in"]),
+        output_tokens=int(meta["out"]),
+        reported_calls=int(meta["reported"]),
+    )
+    return str(meta["purpose"]), usage
 
 
 class UsageLog(Repository):
@@ -59,16 +70,7 @@ class UsageLog(Repository):
             lambda: self.collection.get(where=scope.where, include=["metadatas"]),
         )
         out: dict[str, Usage] = {}
-        for m in got["metadatas"] or []:
-            if not scope.owns(m):
-                continue
-            out.setdefault(str(m["purpose"]), Usage()).add(
-                Usage(
-                    calls=int(m["calls"]),
-                    failed_calls=int(m["failed"]),
-                    input_tokens=int(m["in"]),
-                    output_tokens=int(m["out"]),
-                    reported_calls=int(m["reported"]),
-                )
-            )
+        owned = [m for m in got["metadatas"] or [] if scope.owns(m)]
+        for purpose, usage in decoded("usage", owned, _usage_of):
+            out.setdefault(purpose, Usage()).add(usage)
         return out

@@ -21,6 +21,7 @@ from .keys import (
     vector_collection_name,
 )
 from .records import VectorRecord
+from .repository import decoded
 
 __all__ = ["EF_SEARCH", "VectorSpaces"]
 
@@ -34,11 +35,18 @@ def _vector_records(got: Any, scope: Scope) -> list[VectorRecord]:
     embeddings = got.get("embeddings")
     if embeddings is None:
         embeddings = []
-    return [
-        VectorRecord(rid, str(m["kind"]), str(m["ref"]), v, str(m.get("h", "")))
-        for rid, m, v in zip(got["ids"], got["metadatas"] or [], embeddings, strict=True)
-        if scope.owns(m)
+    rows = [
+        row
+        for row in zip(got["ids"], got["metadatas"] or [], embeddings, strict=True)
+        if scope.owns(row[1])
     ]
+    return decoded(
+        "vector",
+        rows,
+        lambda r: VectorRecord(
+            r[0], str(r[1]["kind"]), str(r[1]["ref"]), r[2], str(r[1].get("h", ""))
+        ),
+    )
 
 
 class VectorSpaces:
@@ -141,11 +149,8 @@ class VectorSpaces:
         )
         metas = (got.get("metadatas") or [[]])[0]
         dists = (got.get("distances") or [[]])[0]
-        return [
-            (str(m["kind"]), str(m["ref"]), float(d))
-            for m, d in zip(metas, dists, strict=True)
-            if scope.owns(m)
-        ]
+        rows = [(m, d) for m, d in zip(metas, dists, strict=True) if scope.owns(m)]
+        return decoded("vector", rows, lambda r: (str(r[0]["kind"]), str(r[0]["ref"]), float(r[1])))
 
     def spaces(self) -> list[str]:
         """The space names of every vector collection of the prefix, each opened.
