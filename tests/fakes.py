@@ -377,3 +377,102 @@ class HiGMemModel:
         finally:
             with self._lock:
                 self.active -= 1
+
+
+# -- structured output (issue 14): LangChain chat models that do or do not offer it ---------
+
+from typing import Any  # noqa: E402
+
+from langchain_core.language_models import BaseChatModel  # noqa: E402
+from langchain_core.messages import AIMessage  # noqa: E402
+from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
+from langchain_core.runnables import RunnableLambda  # noqa: E402
+
+_USAGE = {"input_tokens": 200, "output_tokens": 40, "total_tokens": 240}
+
+
+def _prompt_text(messages: Any) -> str:
+    if isinstance(messages, str):
+        return messages
+    if isinstance(messages, list) and messages:
+        last = messages[-1]
+        return str(getattr(last, "content", last))
+    return str(getattr(messages, "to_string", lambda: messages)())
+
+
+def higmem_json(prompt: str) -> dict[str, Any]:
+    """HiGMemModel's answer to a HiGMem prompt as the JSON object of its schema."""
+    text = HiGMemModel()._answer(prompt)
+    if prompt.startswith("You index a conversation"):
+        lines = [json.loads(ln) for ln in text.splitlines() if ln.startswith("{")]
+        return {
+            "turns": [ln for ln in lines if "turn" in ln],
+            "events": [ln for ln in lines if "event" in ln],
+        }
+    return {"turns": json.loads(text)}
+
+
+class StructuredChatModel(BaseChatModel):
+    """A chat model with its own ``with_structured_output`` (like ChatOpenAI's).
+
+    Structured calls answer HiGMem's prompts as schema-shaped JSON (``higmem_json``) with
+    the raw message's token usage; text calls answer like :class:`HiGMemModel`. ``asked``
+    records ``(kind, method or schema title)`` of every call.
+    """
+
+    asked: list[tuple[str, str]] = []  # noqa: RUF012 - one list per instance (pydantic copies)
+
+    @property
+    def _llm_type(self) -> str:
+        return "structured-fake"
+
+    def _generate(
+        self, messages: list[Any], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        prompt = _prompt_text(messages)
+        self.asked.append(("text", prompt[:30]))
+        message = AIMessage(HiGMemModel()._answer(prompt), usage_metadata=_USAGE)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def with_structured_output(  # type: ignore[override]
+        self, schema: Any, *, include_raw: bool = False, method: str | None = None, **kwargs: Any
+    ) -> RunnableLambda:
+        title = schema.get("title", "?") if isinstance(schema, dict) else "?"
+
+        def answer(value: Any) -> Any:
+            self.asked.append((f"structured:{method}", title))
+            parsed = higmem_json(_prompt_text(value))
+            raw = AIMessage(json.dumps(parsed), usage_metadata=_USAGE)
+            return {"raw": raw, "parsed": parsed, "parsing_error": None} if include_raw else parsed
+
+        return RunnableLambda(answer)
+
+
+class ScriptedAnswers:
+    """A TextModel that answers each prompt kind from its own list of scripted answers.
+
+    ``script`` maps a prompt's start (``"You index"``, ``"A question and candidate"``...)
+    to the answers to give, in turn (the last one repeats); other prompts get
+    :class:`HiGMemModel`'s or :class:`FactModel`'s answers. ``prompts`` records every
+    prompt.
+    """
+
+    def __init__(self, script: dict[str, list[str]]) -> None:
+        self.script = {k: list(v) for k, v in script.items()}
+        self.prompts: list[str] = []
+        self._higmem = HiGMemModel()
+        self._facts = FactModel()
+        self._lock = threading.Lock()
+
+    def complete(self, prompt: str) -> str:
+        with self._lock:
+            self.prompts.append(prompt)
+            for start, answers in self.script.items():
+                if prompt.startswith(start):
+                    return answers.pop(0) if len(answers) > 1 else answers[0]
+        if self._higmem._kind(prompt) != "rewrite":
+            return self._higmem.complete(prompt)
+        return self._facts.complete(prompt)
+
+    async def acomplete(self, prompt: str) -> str:
+        return self.complete(prompt)

@@ -29,12 +29,23 @@ from ..core import (
 )
 from ..core.builder import MemoryOptions, build_memory
 from ..core.config import DEFAULT_MAX_TOKENS, DEFAULT_SUMMARY_TOKENS
+from ..core.models import (
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    DEFAULT_MODEL_TIMEOUT,
+    DEFAULT_PROVIDER_RETRIES,
+    DEFAULT_TEMPERATURE,
+    ModelSettings,
+)
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "InputFormat",
     "MaxTokensOption",
     "MemoryKind",
+    "ModelMaxTokensOption",
+    "ModelRetriesOption",
+    "ModelTemperatureOption",
+    "ModelTimeoutOption",
     "ProgressOption",
     "Settings",
     "SummaryTokensOption",
@@ -97,6 +108,44 @@ SummaryTokensOption = Annotated[
 ]
 ProgressOption = Annotated[
     bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")
+]
+ModelTemperatureOption = Annotated[
+    float,
+    typer.Option(
+        "--model-temperature",
+        min=0.0,
+        help=f"Temperature of --model's calls (default {DEFAULT_TEMPERATURE}, the papers').",
+    ),
+]
+ModelMaxTokensOption = Annotated[
+    int,
+    typer.Option(
+        "--model-max-tokens",
+        min=1,
+        help=f"Output limit of one --model call (default {DEFAULT_MAX_OUTPUT_TOKENS}).",
+    ),
+]
+ModelTimeoutOption = Annotated[
+    float,
+    typer.Option(
+        "--model-timeout",
+        min=0.1,
+        help=(
+            "Seconds the provider's client waits for one --model call (default "
+            f"{DEFAULT_MODEL_TIMEOUT:g}: it cancels the request, the memory cannot)."
+        ),
+    ),
+]
+ModelRetriesOption = Annotated[
+    int,
+    typer.Option(
+        "--model-retries",
+        min=0,
+        help=(
+            f"Retries inside the provider's client (default {DEFAULT_PROVIDER_RETRIES}: "
+            "the memory retries; stacked retries multiply)."
+        ),
+    ),
 ]
 
 
@@ -223,8 +272,10 @@ def _cut(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def _resolve_model(spec: str | None) -> TextModel | None:
+def _resolve_model(spec: str | None, settings: ModelSettings | None = None) -> TextModel | None:
     """Resolve ``--model provider:model`` with LangChain, imported only when given.
+
+    ``settings`` are the ``--model-*`` flags (default: :class:`~.core.models.ModelSettings`).
 
     Raises:
         ConfigurationError: When LangChain is not installed or the model cannot be loaded.
@@ -239,7 +290,7 @@ def _resolve_model(spec: str | None) -> TextModel | None:
             f"'langchain-recursive-memory[agents]' and the provider's package ({exc})"
         )
         raise ConfigurationError.for_value("--model", spec, needs) from exc
-    return resolve_text_model(spec)
+    return resolve_text_model(spec, settings=settings)
 
 
 def _make_memory(

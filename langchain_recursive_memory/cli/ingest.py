@@ -10,10 +10,21 @@ from rich.text import Text
 
 from ..core import HiGMem, RecursiveMemory, Turn
 from ..core.ingest import ingest as ingest_turns
+from ..core.models import (
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    DEFAULT_MODEL_TIMEOUT,
+    DEFAULT_PROVIDER_RETRIES,
+    DEFAULT_TEMPERATURE,
+    ModelSettings,
+)
 from ._app import (
     InputFormat,
     MaxTokensOption,
     MemoryKind,
+    ModelMaxTokensOption,
+    ModelRetriesOption,
+    ModelTemperatureOption,
+    ModelTimeoutOption,
     ProgressOption,
     SummaryTokensOption,
     _console,
@@ -75,6 +86,10 @@ def ingest(
     max_tokens: MaxTokensOption = None,
     summary_tokens: SummaryTokensOption = None,
     model: _ModelOption = None,
+    model_temperature: ModelTemperatureOption = DEFAULT_TEMPERATURE,
+    model_max_tokens: ModelMaxTokensOption = DEFAULT_MAX_OUTPUT_TOKENS,
+    model_timeout: ModelTimeoutOption = DEFAULT_MODEL_TIMEOUT,
+    model_retries: ModelRetriesOption = DEFAULT_PROVIDER_RETRIES,
     progress: ProgressOption = True,
 ) -> None:
     """Ingest a transcript; resumable (turns already stored are skipped)."""
@@ -87,7 +102,15 @@ def ingest(
     console = _console()
     with _reported_errors():
         transcripts = load_transcript(file, fmt, session)
-        text_model = _resolve_model(model)
+        text_model = _resolve_model(
+            model,
+            ModelSettings(
+                temperature=model_temperature,
+                max_output_tokens=model_max_tokens,
+                timeout=model_timeout,
+                max_retries=model_retries,
+            ),
+        )
         store = settings.open_store()
         summary = Table(title=f"Ingested into {settings.location()}", title_justify="left")
         for column in _COLUMNS:

@@ -5,8 +5,13 @@
 turn, keywords, tags, context and affiliation, and, per affiliated event with fewer than
 ``rewrite_limit`` turns, its rewritten summary, keywords, tags and new facts
 (:mod:`.merge`). The official code spends about 3 calls per turn; here it is one call per
-batch (0.25 per turn with the default batch of 4). A malformed answer is retried, then the
-batch is indexed without the LLM (logged); no turn is ever dropped.
+batch (0.25 per turn with the default batch of 4). A model that offers structured output
+(:func:`~..models.offers_json`) is asked for :data:`~..prompts.INDEX_SCHEMA`-shaped JSON,
+as the official code asks for a JSON schema; any other for JSON lines. A line that cannot
+be used is skipped (a turn without one gets a no-LLM node in the events of the turn before
+it); an answer with no usable turn line is asked again once with the error quoted (the
+runner's repair prompt), then the batch is indexed without the LLM (logged); no turn is
+ever dropped.
 
 **Without an LLM**, :mod:`.notes`.
 
@@ -23,7 +28,14 @@ from typing import TYPE_CHECKING
 
 from ..errors import EmbeddingError, ModelError
 from ..events import Event, TurnNote
-from ..prompts import ANALYSE_PROMPT, parse_analysis, turn_line
+from ..models import offers_json
+from ..prompts import (
+    ANALYSE_PROMPT,
+    ANSWER_AS_LINES,
+    ANSWER_AS_OBJECT,
+    index_parser,
+    turn_line,
+)
 from ..retrieval.turns import turn_segments
 from ..runtime.effects import Steps, complete, embed_documents, store_call
 from ..storage import VectorRecord, text_hash
@@ -133,6 +145,7 @@ class Indexer:
                 turn_line(n, t, counter, cfg.max_line_tokens) for n, t in enumerate(batch, start=1)
             ),
             rewrite_limit=cfg.rewrite_limit,
+            answer_format=ANSWER_AS_OBJECT if offers_json(self.engine.model) else ANSWER_AS_LINES,
         )
 
     def _llm_batch_steps(
@@ -149,13 +162,20 @@ class Indexer:
         last = max(state.events.values(), key=lambda e: e.updated_at, default=None)
         if last is not None and last not in candidates:
             candidates = [*candidates, last]
-        aliases = Aliases(candidates)
+        aliases = Aliases(candidates, last)
         prompt = self._prompt(state, positions, aliases, last)
-        analysis = yield from complete(
-            prompt, lambda a: parse_analysis(a, len(turns)), "higmem-index"
-        )
-        batch = Batch(turns, [segments[i] for i in positions], analysis, aliases, {})
-        notes, members = batch_notes(batch, state.events)
+        analysis = yield from complete(prompt, index_parser(len(turns)), "higmem-index")
+        affiliation = aliases.affiliate(analysis, len(turns), state.events)
+        if affiliation.unanalysed:
+            logger.info(
+                "session %r: the index answer has no line for turns %s of the batch; they "
+                "get no-LLM turn nodes",
+                self.scope.session_id,
+                affiliation.unanalysed,
+            )
+        segs = [segments[i] for i in positions]
+        batch = Batch(turns, segs, analysis, affiliation, self.engine.counter)
+        notes, members = batch_notes(batch)
         updates = merge_events(
             batch,
             notes,

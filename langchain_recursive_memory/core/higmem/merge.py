@@ -1,8 +1,10 @@
 """Turn nodes and event updates from the model's index answer. Pure logic.
 
 Per turn of a batch: keywords, tags, a one-sentence context and the events it belongs to
-(:meth:`~.affiliation.Aliases.resolve`; a turn the model affiliated with nothing gets a new
-event of its own). Per affiliated event, as in the official code:
+(:meth:`~.affiliation.Aliases.affiliate`; a turn the model affiliated with nothing joins
+the events of the turn before it). A turn the answer has no line for (cut off by the
+output limit) gets a no-LLM turn node in the same events. Per affiliated event, as in the
+official code:
 
 * a **new** event takes the model's summary, keywords, tags, entities and facts;
 * an event with **fewer than** ``rewrite_limit`` turns is rewritten (summary, keywords,
@@ -15,6 +17,8 @@ Facts name the turn that states them (a number of the batch).
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -22,10 +26,16 @@ from typing import Any
 from ..events import Event, EventFact, TurnNote
 from ..prompts import Analysis
 from ..storage import StoredTurn
-from .affiliation import Aliases, new_event_id
-from .config import CONTEXT_CHARS, EVENT_REFS, LIST_ITEMS, MERGED_KEYWORDS, NEW_EVENT_SUMMARY_CHARS
+from ..tokenizer import TokenCounter
+from .affiliation import Affiliation
+from .config import CONTEXT_CHARS, LIST_ITEMS, MERGED_KEYWORDS, NEW_EVENT_SUMMARY_CHARS
+from .notes import heuristic_note
 
 __all__ = ["Batch", "batch_notes", "merge_events", "strings"]
+
+logger = logging.getLogger("langchain_recursive_memory")
+
+_NUMBER_RE = re.compile(r"\d+")
 
 
 def strings(value: Any, limit: int = LIST_ITEMS) -> tuple[str, ...]:
@@ -40,45 +50,42 @@ def strings(value: Any, limit: int = LIST_ITEMS) -> tuple[str, ...]:
 
 @dataclass
 class Batch:
-    """One indexing batch: its turns, their segments, and what the model answered."""
+    """One indexing batch: its turns, their segments, what the model answered and meant."""
 
     turns: Sequence[StoredTurn]
     segments: Sequence[str]
     analysis: Analysis
-    aliases: Aliases
-    new_ids: dict[str, str]
+    affiliation: Affiliation
+    counter: TokenCounter
 
     def title_of(self, event_id: str) -> str | None:
         """The title the model gave a new event."""
-        return next((t for t, eid in self.new_ids.items() if eid == event_id), None)
+        return self.affiliation.titles.get(event_id)
 
 
-def batch_notes(
-    batch: Batch, known: Mapping[str, Event]
-) -> tuple[list[TurnNote], dict[str, list[int]]]:
+def batch_notes(batch: Batch) -> tuple[list[TurnNote], dict[str, list[int]]]:
     """The turn nodes of the batch and, per affiliated event, its turn numbers (1-based)."""
     notes: list[TurnNote] = []
     members: dict[str, list[int]] = {}
     for n, turn in enumerate(batch.turns, start=1):
-        item = batch.analysis.turns[n]
-        event_ids = batch.aliases.resolve(
-            strings(item.get("events"), EVENT_REFS), known, batch.new_ids
-        )
-        if not event_ids:
-            event_ids = [batch.new_ids.setdefault(f"turn {turn.id}", new_event_id())]
-        notes.append(
-            TurnNote(
+        event_ids = tuple(batch.affiliation.turn_events[n])
+        item = batch.analysis.turns.get(n)
+        segment = batch.segments[n - 1]
+        if item is None:  # no line for it in the answer: a no-LLM node, the same events
+            note = replace(heuristic_note(turn, segment, "", batch.counter), event_ids=event_ids)
+        else:
+            note = TurnNote(
                 turn_id=turn.id,
                 speaker=turn.turn.speaker,
                 timestamp=turn.turn.created_at,
-                segment=batch.segments[n - 1],
+                segment=segment,
                 keywords=strings(item.get("keywords")),
                 tags=strings(item.get("tags")),
                 context=" ".join(str(item.get("context") or "").split())[:CONTEXT_CHARS],
-                event_ids=tuple(event_ids),
+                event_ids=event_ids,
                 method="llm",
             )
-        )
+        notes.append(note)
         for eid in event_ids:
             members.setdefault(eid, []).append(n)
     return notes, members
@@ -96,13 +103,13 @@ def merge_events(
     """The affiliated events, created, rewritten or linked (see the module doc)."""
     updates: list[Event] = []
     for eid, numbers in members.items():
-        spec = _spec(batch, eid)
+        spec = batch.affiliation.specs.get(eid, {})
         turn_ids = tuple(batch.turns[n - 1].id for n in numbers)
         note_kw = [kw for n in numbers for kw in notes[n - 1].keywords]
         note_tags = [tg for n in numbers for tg in notes[n - 1].tags]
         old = known.get(eid)
         if old is None:
-            event = _new_event(batch, eid, spec, turn_ids, note_kw, note_tags, now)
+            event = _new_event(batch, eid, spec, numbers, note_kw, note_tags, now)
         elif len(old.turn_ids) < rewrite_limit and spec:
             event = replace(
                 old,
@@ -115,6 +122,8 @@ def merge_events(
                 updated_at=now,
             )
         else:  # frozen summary: link the turns and merge their keywords and tags
+            if len(old.turn_ids) < rewrite_limit:
+                logger.info("event %s was not rewritten: the answer has no update of it", eid)
             event = replace(
                 old,
                 keywords=tuple(dict.fromkeys((*old.keywords, *note_kw)))[:MERGED_KEYWORDS],
@@ -126,30 +135,17 @@ def merge_events(
     return updates
 
 
-def _spec(batch: Batch, event_id: str) -> dict[str, Any]:
-    """The model's update of an event: under its alias, or under ``NEW:<its title>``."""
-    title = batch.title_of(event_id)
-    key = batch.aliases.of_id.get(event_id) or next(
-        (
-            k
-            for k in batch.analysis.events
-            if k.upper().startswith("NEW") and k.split(":", 1)[-1].strip().lower() == title
-        ),
-        None,
-    )
-    return batch.analysis.events.get(key or "", {})
-
-
 def _facts(batch: Batch, spec: Mapping[str, Any]) -> tuple[EventFact, ...]:
     size = len(batch.turns)
     out = []
-    for f in spec.get("facts") or []:
+    facts = spec.get("facts")
+    for f in facts if isinstance(facts, list) else []:
         if not isinstance(f, dict) or not f.get("fact"):
             continue
-        number = str(f.get("turn", ""))
+        number = _NUMBER_RE.search(str(f.get("turn", "")))  # 1, "1", "[1]", "Turn 1"
         turn_id = (
-            batch.turns[int(number) - 1].id
-            if number.isdigit() and 1 <= int(number) <= size
+            batch.turns[int(number.group()) - 1].id
+            if number is not None and 1 <= int(number.group()) <= size
             else None
         )
         out.append(
@@ -162,14 +158,14 @@ def _new_event(
     batch: Batch,
     event_id: str,
     spec: Mapping[str, Any],
-    turn_ids: tuple[str, ...],
+    numbers: Sequence[int],
     note_kw: Sequence[str],
     note_tags: Sequence[str],
     now: float,
 ) -> Event:
     summary = str(spec.get("summary") or "").strip()
-    if not summary:
-        text = " ".join(t.turn.text for t in batch.turns)[:NEW_EVENT_SUMMARY_CHARS]
+    if not summary:  # the answer has no update of it: its title and its turns
+        text = " ".join(batch.turns[n - 1].turn.text for n in numbers)[:NEW_EVENT_SUMMARY_CHARS]
         summary = f"{batch.title_of(event_id) or 'Event'}: {text}"
     return Event(
         id=event_id,
@@ -178,7 +174,7 @@ def _new_event(
         entities=strings(spec.get("entities")),
         keywords=strings(spec.get("keywords") or note_kw),
         tags=strings(spec.get("tags") or note_tags),
-        turn_ids=turn_ids,
+        turn_ids=tuple(batch.turns[n - 1].id for n in numbers),
         method="llm",
         created_at=now,
         updated_at=now,

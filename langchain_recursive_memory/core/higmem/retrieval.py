@@ -10,22 +10,30 @@ default, as in the authors' paper-aligned run), the top ``retrieval_turns`` turn
 ranking and the ``retrieval_events`` events nearest the question, one turn-prediction
 call per event (it sees the event summary and its turns), the union, and an inclusive LLM
 relevance filter over chunks of ``filter_chunk`` turns. In the async path the per-event and
-per-chunk calls run concurrently. Results are sorted by real time (the official code sorts
-date strings).
+per-chunk calls run concurrently. A prediction call that fails adds nothing; a filter chunk
+that fails keeps all of its candidates (the filter is inclusive), so one unusable answer
+never costs the query its guided results. Results are sorted by real time (the official
+code sorts date strings).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import ConfigurationError, ModelError
 from ..events import Event
-from ..prompts import FILTER_PROMPT, PREDICT_PROMPT, REWRITE_PROMPT, parse_number_list, turn_line
+from ..prompts import (
+    FILTER_PROMPT,
+    PREDICT_PROMPT,
+    REWRITE_PROMPT,
+    parse_rewrite,
+    turn_line,
+    turn_list_parser,
+)
 from ..retrieval.lexical import LexicalIndex
 from ..retrieval.ranking import RankedTurn, TurnRanker, window_texts
 from ..retrieval.turns import ranked_turns
@@ -35,7 +43,6 @@ from ..runtime.effects import (
     complete,
     embed_documents,
     embed_query,
-    first_error,
     gather,
     store_call,
 )
@@ -228,7 +235,7 @@ class Retriever:
         if cfg.query_rewrite:
             query = yield from complete(
                 REWRITE_PROMPT.format(question=question),
-                lambda a: str(a).strip() or question,
+                lambda a: parse_rewrite(a, question),
                 "higmem-retrieve",
             )
         found: Found = dict.fromkeys(order[: cfg.retrieval_turns], ("ranking",))
@@ -253,7 +260,7 @@ class Retriever:
                     turns="\n".join(self._line(n, t) for n, t in enumerate(members, 1)),
                     question=question,
                 ),
-                partial(parse_number_list, size=len(members)),
+                turn_list_parser(len(members)),
                 "higmem-retrieve",
             )
             for event, members in prompts
@@ -279,17 +286,31 @@ class Retriever:
                     question=question,
                     turns="\n".join(self._line(n, by_id[t]) for n, t in enumerate(chunk, 1)),
                 ),
-                partial(parse_number_list, size=len(chunk)),
+                turn_list_parser(len(chunk)),
                 "higmem-retrieve",
             )
             for chunk in chunks
         ]
         verdicts = yield from gather(calls)
         kept: Found = {}
-        for chunk, verdict in zip(chunks, first_error(verdicts), strict=True):
+        failed = 0
+        for chunk, verdict in zip(chunks, verdicts, strict=True):
+            if isinstance(verdict, Exception):  # inclusive: an unjudged chunk is kept
+                failed += 1
+                logger.info("relevance filter of %d turns failed: %s", len(chunk), verdict)
+                kept.update((t, found[t]) for t in chunk)
+                continue
             for n in verdict:
                 kept[chunk[n - 1]] = found[chunk[n - 1]]
-        return kept
+        if failed:
+            logger.warning(
+                "session %r: the relevance filter failed on %d of %d chunks; their turns are "
+                "kept unfiltered",
+                self.scope.session_id,
+                failed,
+                len(chunks),
+            )
+        return {t: kept[t] for t in union if t in kept}
 
     def _top_events_steps(
         self, state: HiGMemState, query: str, query_vector: list[float] | None

@@ -2,7 +2,12 @@
 
 The model answers facts as JSON objects inside ``<facts>`` tags (JSON lines, pretty-printed
 objects or one array; a ``{"facts": [...]}`` wrapper is accepted); each names the numbered
-messages it comes from. A fact that cannot be used is skipped with a warning.
+messages it comes from. What models actually write is read too: JSON with single quotes,
+trailing commas or ``None`` (:mod:`.json_text`), an untagged ``Facts:`` section or JSON
+after the summary, ``"No new facts."`` (no facts, not a malformed answer), sources as
+``"[1], [2]"``. A source that is not one of the messages is dropped (a fact with no usable
+source names every message of the fold); a fact that cannot be used is skipped with a
+warning.
 
 Example:
     >>> from langchain_recursive_memory.core.prompts import parse_facts
@@ -26,7 +31,8 @@ from typing import Any
 
 from ..errors import ModelOutputError
 from ..facts import Fact, merge_fact, normalize_key, normalized_text
-from .answers import clean_summary, json_values, strip_reasoning
+from .answers import clean_summary, says_none, strip_reasoning, unfence
+from .json_text import json_values
 
 __all__ = [
     "FACTS_INSTRUCTIONS",
@@ -44,6 +50,13 @@ SHOWN_PROBLEMS = 3
 
 _FACTS_BLOCK_RE = re.compile(r"<facts>(.*?)(?:</facts>|$)", re.S | re.IGNORECASE)
 _SUMMARY_BLOCK_RE = re.compile(r"<summary>(.*?)(?:</summary>|<facts>|$)", re.S | re.IGNORECASE)
+_FACTS_HEADING_RE = re.compile(
+    r"^[ \t]*(?:#+[ \t]*|[*_]{1,2})?(?:new |atomic |extracted |key )?facts"
+    r"(?:[ \t]*\([^)\n]*\))?(?:[ \t]*[*_]{0,2}[ \t]*:[ \t]*[*_]{0,2}|[ \t]*[*_]{0,2}[ \t]*$)",
+    re.IGNORECASE | re.MULTILINE,
+)
+_JSON_LINE_RE = re.compile(r"^[ \t]*(?:[{\[]|```)", re.MULTILINE)
+_NUMBER_RE = re.compile(r"\d+")
 
 FACTS_INSTRUCTIONS = """Also extract the atomic facts of the new messages worth remembering \
 exactly: names, numbers, amounts, dates, places, preferences, decisions, plans. One JSON \
@@ -75,6 +88,25 @@ New messages, oldest first:
 Answer with the <facts></facts> block only."""
 
 
+def _sources(raw: Any, turn_ids: Sequence[str]) -> list[str]:
+    """The turn ids of a fact's ``sources``: numbers, ``"[1], [2]"``, ``["message 2"]``...
+
+    Numbers that are not one of the messages are dropped; with none left, the fact names
+    every message of the fold (it came from them).
+    """
+    items = raw if isinstance(raw, list | tuple) else [] if raw is None else [raw]
+    numbers: list[int] = []
+    for item in items:
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, int | float) and float(item).is_integer():
+            numbers.append(int(item))
+        else:
+            numbers.extend(int(n) for n in _NUMBER_RE.findall(str(item)))
+    valid = [turn_ids[n - 1] for n in numbers if 1 <= n <= len(turn_ids)]
+    return valid or list(turn_ids)
+
+
 def _parse_line(obj: Any, turn_ids: Sequence[str], now: float) -> Fact:
     if not isinstance(obj, Mapping):
         raise ModelOutputError(f"a fact must be a JSON object, got {obj!r:.80}")
@@ -82,20 +114,7 @@ def _parse_line(obj: Any, turn_ids: Sequence[str], now: float) -> Fact:
     if not isinstance(text, str) or not text.strip():
         raise ModelOutputError(f"a fact needs a non-empty 'fact' string: {obj!r:.120}")
     subject = str(obj.get("subject") or "").strip()
-    raw_sources = obj.get("sources") or []
-    if isinstance(raw_sources, int | str):
-        raw_sources = [raw_sources]
-    if not isinstance(raw_sources, list):
-        raise ModelOutputError(f"'sources' must be a list of message numbers: {obj!r:.120}")
-    sources: list[str] = []
-    for src in raw_sources:
-        try:
-            pos = int(str(src).strip("[] "))
-        except ValueError as exc:
-            raise ModelOutputError(f"bad source {src!r} in {obj!r:.120}") from exc
-        if not 1 <= pos <= len(turn_ids):
-            raise ModelOutputError(f"source {pos} is not one of the {len(turn_ids)} messages")
-        sources.append(turn_ids[pos - 1])
+    sources = _sources(obj.get("sources"), turn_ids)
     key = normalize_key(str(obj.get("key") or ""))
     if "/" not in key:
         digest = hashlib.blake2b(normalized_text(text).encode(), digest_size=4).hexdigest()
@@ -128,12 +147,16 @@ def parse_facts(block: str, turn_ids: Sequence[str]) -> list[Fact]:
     Raises:
         ModelOutputError: When the block has content but no fact object could be read.
     """
+    block = strip_reasoning(block)
     match = _FACTS_BLOCK_RE.search(block)
-    body = (match.group(1) if match else block).strip()
+    body = unfence((match.group(1) if match else block).strip())
     if not body or body.lower().strip("` ") in {"none", "[]", "null", "{}"}:
         return []
+    values = json_values(body)
+    if not values and says_none(body):
+        return []  # "No new facts.": nothing to keep, not a malformed answer
     objects: list[Any] = []
-    for value in json_values(body):
+    for value in values:
         if isinstance(value, Mapping) and isinstance(value.get("facts"), list):
             objects.extend(value["facts"])
         elif isinstance(value, list):
@@ -160,31 +183,51 @@ def parse_facts(block: str, turn_ids: Sequence[str]) -> list[Fact]:
     return list(facts.values())
 
 
+def _split_combined(answer: str) -> tuple[str, str | None]:
+    """A combined answer's summary text and facts text (None: the answer has no facts part).
+
+    The facts part is the ``<facts>`` block, else an untagged ``Facts:`` section, else
+    JSON written after the summary.
+    """
+    summary = _SUMMARY_BLOCK_RE.search(answer)
+    head, tail = (summary.group(1), answer[summary.end() :]) if summary else (answer, "")
+    block = _FACTS_BLOCK_RE.search(answer)
+    if block is not None:
+        if summary is None:
+            head = answer[: block.start()]
+        return head, block.group(1)
+    heading = _FACTS_HEADING_RE.search(tail)
+    if heading is not None:
+        return head, tail[heading.end() :]
+    heading = _FACTS_HEADING_RE.search(head)
+    if heading is not None:
+        return head[: heading.start()], head[heading.end() :]
+    if tail.strip() and json_values(tail):
+        return head, tail
+    start = _JSON_LINE_RE.search(head)
+    if start is not None and json_values(head[start.start() :]):
+        return head[: start.start()], head[start.start() :]
+    return head, None
+
+
 def parse_combined(answer: object, turn_ids: Sequence[str]) -> tuple[str, list[Fact] | None, str]:
     """Split a combined answer into the summary text and its facts.
 
     Returns:
         ``(summary, facts, problem)``: ``facts`` is None (and ``problem`` says why) when the
-        facts block is missing or malformed; the summary is still usable then.
+        facts part is missing or malformed; the summary is still usable then.
 
     Raises:
         ModelOutputError: When no usable summary is found.
     """
     if not isinstance(answer, str):
         raise ModelOutputError(f"the summarizer returned {type(answer).__name__}, not a str")
-    answer = strip_reasoning(answer)
-    match = _SUMMARY_BLOCK_RE.search(answer)
-    if match:
-        summary_text = match.group(1)
-    else:
-        summary_text = re.split(r"<facts>", answer, maxsplit=1, flags=re.IGNORECASE)[0]
+    summary_text, facts_text = _split_combined(strip_reasoning(answer))
     summary = clean_summary(summary_text)
-    if not _FACTS_BLOCK_RE.search(answer):
+    if facts_text is None:
         return summary, None, "the answer has no <facts> block"
-    block = _FACTS_BLOCK_RE.search(answer)
-    assert block is not None  # checked above
     try:
-        return summary, parse_facts(block.group(1), turn_ids), ""
+        return summary, parse_facts(facts_text, turn_ids), ""
     except ModelOutputError as exc:
         return summary, None, str(exc)
 

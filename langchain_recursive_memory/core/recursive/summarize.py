@@ -1,11 +1,18 @@
 """Summarize steps (``S_k = LLM(S_{k-1} + messages)``, facts too) and the no-LLM summarizer.
 
+The answer is cleaned of what models wrap around a summary (reasoning, prefaces, fences,
+chatter: :func:`~..prompts.clean_summary`); a refusal, an answer that shares nothing with
+what it folds, or one that lost most of the previous summary's names and numbers
+(:func:`~..prompts.parse_summary`) is unusable: it is asked again once with the problem
+quoted, then the fold fails and the previous summary is kept.
+
 The cap is *enforced*: an answer over it is sent back ``shorten_attempts`` times with a
 "shorten" prompt, and whatever is still over is truncated at a sentence boundary. With
 facts on (:class:`~..memory.HybridMemory`), the same call also answers the new messages'
 atomic facts (``fact_mode="combined"``, the default) or a second call does
-(``"separate"``); a malformed facts answer is asked again ``fact_attempts - 1`` times, then
-the fold's facts are skipped with a warning (the summary and every message are kept).
+(``"separate"``); a malformed facts answer is asked again ``fact_attempts - 1`` times with
+the problem quoted, then the fold's facts are skipped with a warning (the summary and
+every message are kept). ``"No new facts."`` is no facts, not a malformed answer.
 
 With no LLM configured, :class:`ExtractiveSummarizer` folds instead: the summary becomes a
 rolling extract of the most recently folded messages (each cut to a few dozen tokens),
@@ -32,12 +39,15 @@ from ..errors import ModelError
 from ..facts import Fact
 from ..prompts import (
     check_grounded,
+    check_kept,
     clean_summary,
     facts_prompt,
     parse_combined,
     parse_facts,
+    parse_summary,
     render_known_facts,
     render_transcript,
+    repair_prompt,
     shorten_prompt,
     summary_prompt,
 )
@@ -138,10 +148,11 @@ class Summarizer:
         facts: list[Fact] | None = None
         sources = "\n".join([prev_text or "", *(t.text for t in turns)])
         if combined:
-            text, facts = yield from self._combined_steps(prompt, ids, sources)
+            text, facts = yield from self._combined_steps(prompt, ids, sources, prev_text)
         else:
-            grounded = lambda a: check_grounded(clean_summary(a), sources)  # noqa: E731
-            text = yield from complete(prompt, grounded)
+            text = yield from complete(
+                prompt, partial(parse_summary, previous=prev_text, sources=sources)
+            )
         text = yield from self._capped_steps(text)
         if self.facts.enabled and not combined:
             facts = yield from self._separate_facts_steps(turns, ids, related)
@@ -159,20 +170,21 @@ class Summarizer:
         return [stored[i] for i in sorted(best)]
 
     def _combined_steps(
-        self, prompt: str, ids: list[str], sources: str
+        self, prompt: str, ids: list[str], sources: str, previous: str | None
     ) -> Steps[tuple[str, list[Fact] | None]]:
         """The summary and facts of one call; a malformed facts answer is asked again."""
 
-        def parse(answer: str) -> tuple[str, list[Fact] | None, str]:
+        def parse(answer: str) -> tuple[str, list[Fact] | None, str, str]:
             summary, facts, problem = parse_combined(answer, ids)
-            return check_grounded(summary, sources), facts, problem
+            return check_kept(check_grounded(summary, sources), previous), facts, problem, answer
 
-        text, facts, problem = yield from complete(prompt, parse)
+        text, facts, problem, answer = yield from complete(prompt, parse)
         for _ in range(self.facts.attempts - 1):
             if facts is not None:
                 break
-            try:
-                _, facts, problem = yield from complete(prompt, parse)
+            try:  # the same request, with what was wrong with the facts quoted
+                again = repair_prompt(prompt, answer, f"its facts are unusable: {problem}")
+                _, facts, problem, answer = yield from complete(again, parse)
             except ModelError as exc:  # keep the summary we already have
                 problem = str(exc)
                 break

@@ -7,7 +7,14 @@ calls get the retry policy's timeout and bounded backoff (one retry decision,
 step as a :class:`~..errors.ModelError` / :class:`~..errors.EmbeddingError` chained to
 its cause; the step handles it or lets it through.
 
-What each run's model calls spent is handed to ``on_usage`` when the run ends.
+A model call whose answer its parser cannot use is asked once more with a repair prompt
+that quotes the answer and the parser's error (:func:`~..prompts.repair_prompt`), not the
+identical prompt; a second unusable answer is the call's final error. A call whose parser
+carries a JSON schema (:class:`~..models.WithSchema`) is asked for schema-shaped JSON when
+the model offers it (:func:`~..models.offers_json`), for the text prompt otherwise.
+
+What each run's model calls spent is handed to ``on_usage`` when the run ends, failed calls
+included: an unusable answer counts its tokens, a call that timed out its prompt's.
 
 Example:
     >>> from langchain_recursive_memory.core import FunctionTextModel
@@ -26,10 +33,11 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
-from ..errors import EmbeddingError, ModelError
-from ..models import Embedder, TextModel, check_vectors
+from ..errors import EmbeddingError, ModelError, ModelOutputError, ModelTimeoutError
+from ..models import Embedder, TextModel, check_vectors, offers_json
+from ..prompts.repair import repair_prompt
 from ..tokenizer import TokenCounter
 from ..usage import Usage
 from .effects import Effect, EmbedCall, Gather, ModelCall, Steps, StoreCall
@@ -47,43 +55,102 @@ DEFAULT_EMBED_BATCH = 64
 
 
 class _Spend:
-    """What one run's model calls spent, per purpose."""
+    """What one run's model calls spent, per purpose (failed calls included)."""
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
         self.by_purpose: dict[str, Usage] = {}
 
-    def failed(self, purpose: str) -> None:
-        self.by_purpose.setdefault(purpose, Usage()).failed_calls += 1
+    def _usage(self, purpose: str) -> Usage:
+        return self.by_purpose.setdefault(purpose, Usage())
 
     @contextmanager
-    def counting(self, purpose: str) -> Iterator[None]:
-        """Count a failed call when the block raises."""
+    def counting(self, purpose: str, prompt: str) -> Iterator[None]:
+        """Count a failed call when the block raises (a timed-out one with its prompt)."""
         try:
             yield
-        except Exception:
-            self.failed(purpose)
+        except Exception as exc:
+            usage = self._usage(purpose)
+            usage.failed_calls += 1
+            if isinstance(exc, ModelTimeoutError):  # the provider was working on it
+                usage.input_tokens += self.counter.count_text(prompt)
             raise
 
-    def parsed(self, call: ModelCall[T], answer: str) -> T:
-        """The parsed answer of ``call``, counted as answered (or as failed if unusable)."""
-        with self.counting(call.purpose):
-            value = call.parse(answer)
-        self.answered(call.purpose, call.prompt, answer)
-        return value
-
-    def answered(self, purpose: str, prompt: str, answer: str) -> None:
-        usage = self.by_purpose.setdefault(purpose, Usage())
-        usage.calls += 1
+    def _tokens(self, usage: Usage, prompt: str, answer: str) -> bool:
+        """Add the call's tokens (the provider's numbers when reported); whether reported."""
         reported_in = getattr(answer, "input_tokens", None)
         reported_out = getattr(answer, "output_tokens", None)
         if isinstance(reported_in, int) and isinstance(reported_out, int):
-            usage.reported_calls += 1
             usage.input_tokens += reported_in
             usage.output_tokens += reported_out
-        else:
-            usage.input_tokens += self.counter.count_text(prompt)
-            usage.output_tokens += self.counter.count_text(str(answer))
+            return True
+        usage.input_tokens += self.counter.count_text(prompt)
+        usage.output_tokens += self.counter.count_text(str(answer))
+        return False
+
+    def answered(self, purpose: str, prompt: str, answer: str) -> None:
+        """Count a call whose answer was used."""
+        usage = self._usage(purpose)
+        usage.calls += 1
+        usage.reported_calls += self._tokens(usage, prompt, answer)
+
+    def unusable(self, purpose: str, prompt: str, answer: str) -> None:
+        """Count a call whose answer could not be used (a failed call, its tokens spent)."""
+        usage = self._usage(purpose)
+        usage.failed_calls += 1
+        self._tokens(usage, prompt, answer)
+
+
+class _Attempts(Generic[T]):
+    """The attempts of one model call: its prompt, then once a repair prompt.
+
+    An answer the parser cannot use is counted, and the next attempt sends
+    :func:`~..prompts.repair_prompt` (the answer and the error quoted); a second unusable
+    answer is not retried (:meth:`retryable`). Failures of the call itself (an error, a
+    timeout) are retried with the prompt as it is.
+    """
+
+    def __init__(self, call: ModelCall[T], spend: _Spend) -> None:
+        self.call = call
+        self.spend = spend
+        self.prompt = call.prompt
+        self.schema = getattr(call.parse, "schema", None)
+        self.repaired = False
+        self.final: Exception | None = None
+
+    def ask(self, model: TextModel) -> Callable[[], str]:
+        """The blocking request of this attempt (structured output when offered)."""
+        prompt, schema = self.prompt, self.schema
+        if schema is not None and offers_json(model):
+            return lambda: model.complete_json(prompt, schema)
+        return lambda: model.complete(prompt)
+
+    def aask(self, model: TextModel) -> Awaitable[str]:
+        """The awaitable request of this attempt (structured output when offered)."""
+        if self.schema is not None and offers_json(model):
+            return model.acomplete_json(self.prompt, self.schema)
+        return model.acomplete(self.prompt)
+
+    def parsed(self, answer: str) -> T:
+        """The parsed answer, counted as used; an unusable one sets up the repair."""
+        purpose, prompt = self.call.purpose, self.prompt
+        try:
+            value = self.call.parse(answer)
+        except Exception as exc:
+            self.spend.unusable(purpose, prompt, answer)
+            error = exc if isinstance(exc, ModelError) else ModelOutputError(f"unusable: {exc}")
+            if self.repaired:
+                self.final = error
+            else:
+                self.prompt = repair_prompt(self.call.prompt, str(answer), str(exc))
+                self.repaired = True
+            raise error from exc
+        self.spend.answered(purpose, prompt, answer)
+        return value
+
+    def retryable(self, exc: Exception) -> bool:
+        """Whether another attempt may follow ``exc`` (not after a repaired answer failed)."""
+        return exc is not self.final
 
 
 class _Drive:
@@ -243,27 +310,27 @@ class Runner:
 
     def _complete(self, call: ModelCall[T], spend: _Spend) -> T:
         model = self._require_model()
+        attempts = _Attempts(call, spend)
 
         def attempt() -> T:
-            with spend.counting(call.purpose):
-                answer = call_with_timeout(
-                    lambda: model.complete(call.prompt), self.retry.timeout, "model"
-                )
-            return spend.parsed(call, answer)
+            with spend.counting(call.purpose, attempts.prompt):
+                answer = call_with_timeout(attempts.ask(model), self.retry.timeout, "model")
+            return attempts.parsed(answer)
 
-        return self._retried(attempt, Retrying(self.retry, model_error), "model")
+        retrying = Retrying(self.retry, model_error, attempts.retryable)
+        return self._retried(attempt, retrying, "model")
 
     async def _acomplete(self, call: ModelCall[T], spend: _Spend) -> T:
         model = self._require_model()
+        attempts = _Attempts(call, spend)
 
         async def attempt() -> T:
-            with spend.counting(call.purpose):
-                answer = await acall_with_timeout(
-                    model.acomplete(call.prompt), self.retry.timeout, "model"
-                )
-            return spend.parsed(call, answer)
+            with spend.counting(call.purpose, attempts.prompt):
+                answer = await acall_with_timeout(attempts.aask(model), self.retry.timeout, "model")
+            return attempts.parsed(answer)
 
-        return await self._aretried(attempt, Retrying(self.retry, model_error), "model")
+        retrying = Retrying(self.retry, model_error, attempts.retryable)
+        return await self._aretried(attempt, retrying, "model")
 
     # -- embedding calls --------------------------------------------------------------------
 
