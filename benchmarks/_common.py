@@ -1,4 +1,5 @@
-"""Shared helpers of the benchmarks: LoCoMo loading, result files, tables, machine info."""
+"""Shared helpers of the benchmarks: LoCoMo loading, result files, tables, machine info, and
+the corpus of model answers the parser tests use (``tests/data/model_answers/``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import re
 import statistics
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -136,3 +138,288 @@ def evidence_ids(item: dict[str, Any]) -> list[str]:
             if _DIA_RE.match(part) and part not in out:
                 out.append(part)
     return out
+
+
+# -- the corpus of model answers (tests/data/model_answers/) -------------------------------
+#
+# One JSONL file per prompt; each line is one answer a model gave (or would give) to that
+# prompt, with what the library's parser must extract from it:
+#
+#   {"id": "...", "style": "gpt-4o-mini | claude | open-model | <recorded model>",
+#    "issue": "14.1" (optional), "note": "...", "args": {...}, "answer": "...",
+#    "expect": {...}}
+#
+# ``args`` are what the parser needs besides the answer (read from the prompt by
+# ``AnswerKind.args``); ``expect`` is compared with ``AnswerKind.describe(answer, args)`` by
+# ``matches`` (the keys given must match; lists in order). ``benchmarks/locomo.py --record
+# DIR`` appends real answers in this format, labelled with what the parser extracted then.
+
+CORPUS = ROOT / "tests" / "data" / "model_answers"
+
+
+@dataclass(frozen=True)
+class AnswerKind:
+    """One prompt of the corpus: how to recognise it, read its args, and parse an answer."""
+
+    name: str
+    recognises: Callable[[str], bool]
+    args: Callable[[str], dict[str, Any]]
+    describe: Callable[[str, Mapping[str, Any]], dict[str, Any]]
+
+
+ANSWER_KINDS: dict[str, AnswerKind] = {}
+
+
+def register_kind(kind: AnswerKind) -> AnswerKind:
+    """Add ``kind`` to :data:`ANSWER_KINDS` (the first that recognises a prompt wins)."""
+    ANSWER_KINDS[kind.name] = kind
+    return kind
+
+
+def kind_of(prompt: str) -> AnswerKind | None:
+    """The corpus kind of a prompt, or None."""
+    return next((k for k in ANSWER_KINDS.values() if k.recognises(prompt)), None)
+
+
+def matches(expected: Any, actual: Any) -> bool:
+    """Whether ``actual`` has what ``expected`` says (dict keys given, lists in order)."""
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(
+            k in actual and matches(v, actual[k]) for k, v in expected.items()
+        )
+    if isinstance(expected, list):
+        return (
+            isinstance(actual, list | tuple)
+            and len(expected) == len(actual)
+            and all(matches(e, a) for e, a in zip(expected, actual, strict=True))
+        )
+    return bool(expected == actual)
+
+
+def load_corpus(directory: Path = CORPUS) -> list[tuple[str, dict[str, Any]]]:
+    """Every ``(kind, entry)`` of the corpus files in ``directory``."""
+    out = []
+    for path in sorted(directory.glob("*.jsonl")):
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            if line.strip():
+                try:
+                    out.append((path.stem, json.loads(line)))
+                except json.JSONDecodeError as exc:
+                    raise SystemExit(f"{path}:{number}: not JSON ({exc})") from exc
+    return out
+
+
+def append_corpus(directory: Path, kind: str, entries: Sequence[Mapping[str, Any]]) -> int:
+    """Append ``entries`` to ``<directory>/<kind>.jsonl`` (ids already there are skipped)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{kind}.jsonl"
+    seen = {e["id"] for k, e in load_corpus(directory) if k == kind}
+    fresh = [e for e in entries if e["id"] not in seen]
+    with path.open("a") as f:
+        for entry in fresh:
+            f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    return len(fresh)
+
+
+def _block(prompt: str, tag: str) -> str:
+    match = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.S)
+    return match.group(1) if match else ""
+
+
+def _numbered(text: str) -> int:
+    return len(re.findall(r"^\[\d+\] ", text, re.M))
+
+
+def _rejected(exc: Exception) -> dict[str, Any]:
+    return {"rejected": True, "reason": f"{type(exc).__name__}: {exc}"}
+
+
+def _fact_dict(fact: Any, ids: Sequence[str]) -> dict[str, Any]:
+    return {
+        "key": fact.key,
+        "fact": fact.text,
+        "time": fact.time,
+        "sources": [ids.index(t) + 1 for t in fact.source_turn_ids],
+    }
+
+
+def _summary_args(prompt: str) -> dict[str, Any]:
+    previous = _block(prompt, "summary")
+    messages = _block(prompt, "messages")
+    return {
+        "previous": None if previous.startswith("(empty") else previous,
+        "messages": messages,
+        "n_messages": _numbered(messages),
+    }
+
+
+def _describe_summary(answer: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    from langchain_recursive_memory.core.errors import ModelOutputError
+    from langchain_recursive_memory.core.prompts import parse_summary
+
+    previous = args.get("previous")
+    sources = "\n".join([previous or "", args.get("messages", "")])
+    try:
+        return {"summary": parse_summary(answer, previous=previous, sources=sources)}
+    except ModelOutputError as exc:
+        return _rejected(exc)
+
+
+def _describe_combined(answer: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    from langchain_recursive_memory.core.errors import ModelOutputError
+    from langchain_recursive_memory.core.prompts import check_grounded, check_kept, parse_combined
+
+    ids = [f"m{i}" for i in range(1, int(args.get("n_messages", 0)) + 1)]
+    previous = args.get("previous")
+    sources = "\n".join([previous or "", args.get("messages", "")])
+    try:
+        summary, facts, problem = parse_combined(answer, ids)
+        summary = check_kept(check_grounded(summary, sources), previous)
+    except ModelOutputError as exc:
+        return _rejected(exc)
+    return {
+        "summary": summary,
+        "facts": None if facts is None else [_fact_dict(f, ids) for f in facts],
+        "facts_problem": problem,
+    }
+
+
+def _describe_facts(answer: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    from langchain_recursive_memory.core.errors import ModelOutputError
+    from langchain_recursive_memory.core.prompts import parse_facts
+
+    ids = [f"m{i}" for i in range(1, int(args.get("n_messages", 0)) + 1)]
+    try:
+        return {"facts": [_fact_dict(f, ids) for f in parse_facts(answer, ids)]}
+    except ModelOutputError as exc:
+        return _rejected(exc)
+
+
+def _describe_shorten(answer: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    from langchain_recursive_memory.core.errors import ModelOutputError
+    from langchain_recursive_memory.core.prompts import clean_summary
+
+    try:
+        return {"summary": clean_summary(answer)}
+    except ModelOutputError as exc:
+        return _rejected(exc)
+
+
+_EVENT_LINE_RE = re.compile(r"^(E\d+) \((\d+) turns\): (.*)$", re.M)
+
+
+def _index_args(prompt: str) -> dict[str, Any]:
+    events = [
+        {"summary": m.group(3), "turns": int(m.group(2))}
+        for m in _EVENT_LINE_RE.finditer(_block(prompt, "events"))
+    ]
+    last = re.search(r"The last updated event is (E\d+)", prompt)
+    return {
+        "n_turns": _numbered(_block(prompt, "turns")),
+        "candidates": events,
+        "last": last.group(1) if last else None,
+    }
+
+
+def _describe_index(answer: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    from langchain_recursive_memory.core.errors import ModelOutputError
+    from langchain_recursive_memory.core.events import Event
+    from langchain_recursive_memory.core.higmem.affiliation import Aliases
+    from langchain_recursive_memory.core.prompts import parse_analysis
+
+    n_turns = int(args["n_turns"])
+    candidates = [
+        Event(f"event-{i}", c["summary"], turn_ids=tuple(f"old-{i}-{j}" for j in range(c["turns"])))
+        for i, c in enumerate(args.get("candidates", []), start=1)
+    ]
+    last = args.get("last")
+    aliases = Aliases(candidates, candidates[int(last[1:]) - 1] if last else None)
+    try:
+        analysis = parse_analysis(answer, n_turns)
+    except ModelOutputError as exc:
+        return _rejected(exc)
+    known = {e.id: e for e in candidates}
+    affiliation = aliases.affiliate(analysis, n_turns, known)
+
+    def label(eid: str) -> str:
+        return aliases.of_id.get(eid) or f"NEW:{affiliation.titles.get(eid, '?')}"
+
+    turns = {}
+    for n in range(1, n_turns + 1):
+        item = analysis.turns.get(n, {})
+        turns[str(n)] = {
+            "events": [label(e) for e in affiliation.turn_events[n]],
+            "keywords": list(item.get("keywords") or []),
+        }
+    return {
+        "turns": turns,
+        "unanalysed": affiliation.unanalysed,
+        "updated": sorted(label(e) for e in affiliation.specs),
+        "summaries": {label(e): str(s.get("summary", "")) for e, s in affiliation.specs.items()},
+    }
+
+
+def _list_args(prompt: str) -> dict[str, Any]:
+    return {"size": _numbered(_block(prompt, "turns"))}
+
+
+def _describe_list(answer: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    from langchain_recursive_memory.core.errors import ModelOutputError
+    from langchain_recursive_memory.core.prompts import parse_number_list
+
+    try:
+        return {"turns": parse_number_list(answer, int(args["size"]))}
+    except ModelOutputError as exc:
+        return _rejected(exc)
+
+
+def _rewrite_args(prompt: str) -> dict[str, Any]:
+    match = re.search(r"Question: (.*)\s*$", prompt)
+    return {"question": match.group(1).strip() if match else ""}
+
+
+def _describe_rewrite(answer: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    from langchain_recursive_memory.core.prompts import parse_rewrite
+
+    return {"query": parse_rewrite(answer, str(args.get("question", "")))}
+
+
+def _starts(template: str) -> Callable[[str], bool]:
+    head = template.split("{")[0][:40]
+    return lambda prompt: prompt.startswith(head)
+
+
+def _library_kinds() -> None:
+    from langchain_recursive_memory.core.prompts import (
+        FACTS_PROMPT,
+        FILTER_PROMPT,
+        PREDICT_PROMPT,
+        REWRITE_PROMPT,
+    )
+    from langchain_recursive_memory.core.prompts.higmem import ANALYSE_PROMPT
+    from langchain_recursive_memory.core.prompts.summary import (
+        ANSWER_WITH_FACTS,
+        SHORTEN_PROMPT,
+        SUMMARY_PROMPT,
+    )
+
+    summary = _starts(SUMMARY_PROMPT)
+    for kind in (
+        AnswerKind(
+            "combined",
+            lambda p: summary(p) and ANSWER_WITH_FACTS in p,
+            _summary_args,
+            _describe_combined,
+        ),
+        AnswerKind("summary", summary, _summary_args, _describe_summary),
+        AnswerKind("shorten", _starts(SHORTEN_PROMPT), lambda p: {}, _describe_shorten),
+        AnswerKind("facts", _starts(FACTS_PROMPT), _summary_args, _describe_facts),
+        AnswerKind("higmem_index", _starts(ANALYSE_PROMPT), _index_args, _describe_index),
+        AnswerKind("higmem_predict", _starts(PREDICT_PROMPT), _list_args, _describe_list),
+        AnswerKind("higmem_filter", _starts(FILTER_PROMPT), _list_args, _describe_list),
+        AnswerKind("higmem_rewrite", _starts(REWRITE_PROMPT), _rewrite_args, _describe_rewrite),
+    ):
+        register_kind(kind)
+
+
+_library_kinds()
