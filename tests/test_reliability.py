@@ -368,7 +368,8 @@ def test_a_late_write_is_folded_in_log_order(monkeypatch):
 
 class _SlowSummarizer(KeywordSummarizer):
     def __init__(self, delay: float) -> None:
-        super().__init__(max_words=8)  # within the cap: one call per version
+        # Within the cap, keeping most of the previous summary: one call per version.
+        super().__init__(max_words=60)
         self.delay = delay
 
     def _answer(self, prompt: str) -> str:
@@ -392,9 +393,9 @@ def test_a_fold_lease_keeps_concurrent_writers_from_wasting_calls():
         try:
             store = stores[w]
             memory = RecursiveMemory(
-                "s", store=store, model=model, retry=FAST, max_tokens=200, max_summary_tokens=40
+                "s", store=store, model=model, retry=FAST, max_tokens=400, max_summary_tokens=150
             )
-            for i in range(25):
+            for i in range(40):
                 memory.add(Turn(role="user", text=f"writer {w} message {i} " * 3))
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
@@ -408,8 +409,11 @@ def test_a_fold_lease_keeps_concurrent_writers_from_wasting_calls():
     store = MemoryStore(in_memory_client(), prefix=prefix)
     versions = len(store.summaries("default", "s"))
     assert versions >= 5
-    assert len(store.turns("default", "s")) == 100
-    assert model.calls <= 1.1 * versions, (model.calls, versions)
+    assert len(store.turns("default", "s")) == 160
+    # Summarizer calls per committed version (a shortening call of an over-long answer is
+    # part of one version's fold, whoever folds).
+    fold_calls = sum(1 for prompt in model.prompts if not prompt.startswith("Shorten"))
+    assert fold_calls <= 1.1 * versions, (fold_calls, versions)
     ranges = _summary_ranges(store, "s")
     assert all(prev[1] < nxt[0] for prev, nxt in itertools.pairwise(ranges))
 

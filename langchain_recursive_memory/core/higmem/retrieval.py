@@ -35,19 +35,17 @@ from ..prompts import (
     turn_list_parser,
 )
 from ..retrieval.lexical import LexicalIndex
-from ..retrieval.ranking import RankedTurn, TurnRanker, window_texts
+from ..retrieval.ranking import TurnRanker
 from ..retrieval.turns import ranked_turns
+from ..retrieval.windows import WindowSet
 from ..runtime.effects import (
     ModelCall,
     Steps,
     complete,
-    embed_documents,
     embed_query,
     gather,
-    store_call,
 )
-from ..storage import StoredTurn, VectorRecord, text_hash
-from ..storage.keys import window_kind, window_vector_id
+from ..storage import StoredTurn
 from ..validation import check_count, check_text
 from .affiliation import nearest_events_steps
 from .config import RetrievedTurn
@@ -89,13 +87,14 @@ class Retriever:
             raise ConfigurationError.for_value("use_llm", use_llm, "needs a model")
         yield from self.indexer.steps(flush=True)
         state = yield from load_steps(self.scope, session_index(self.scope))
-        ranker = yield from self._ranker_steps(state)
+        ranker, windows = self._ranking(state)
         if not ranker.turns or not query.strip():
             return []
         query_vector = None
         if self.engine.embedder is not None:
             query_vector = yield from embed_query(query)
-        scores = ranker.scores(query, query_vector)
+        dense = yield from self._dense_steps(windows, query_vector)
+        scores = ranker.scores(query, dense)
         score_of = {t.id: float(s) for t, s in zip(ranker.turns, scores, strict=True)}
         order = [ranker.turns[i].id for i in np.argsort(-scores, kind="stable")]
         if not guided:
@@ -134,72 +133,38 @@ class Retriever:
 
     # -- the ranking ------------------------------------------------------------------------
 
-    def _ranker_steps(self, state: HiGMemState) -> Steps[TurnRanker]:
-        """The multi-scale ranker over the session's turns (window vectors refreshed)."""
+    def _ranking(self, state: HiGMemState) -> tuple[TurnRanker, WindowSet]:
+        """The multi-scale ranker over the session's turns, and their windows."""
         segments = self.indexer.segments(state)
         segment_of = {t.id: s for t, s in zip(state.turns, segments, strict=True)}
         turns = [t for t in state.turns if t.turn.text.strip()]
         signature = (tuple(t.id for t in turns), tuple(segment_of[t.id] for t in turns))
         index = session_index(self.scope)
-        if isinstance(index.ranker, TurnRanker) and index.ranker_signature == signature:
-            return index.ranker
+        cached = index.ranker
+        if isinstance(cached, tuple) and index.ranker_signature == signature:
+            return cached
         ranked = ranked_turns(turns, [segment_of[t.id] for t in turns])
-        vectors = None
-        if self.engine.embedder is not None and ranked:
-            texts = {r: window_texts(ranked, r) for r in self.config.ranker.dense_radii}
-            vectors = yield from self._window_vectors_steps(ranked, texts)
-        ranker = TurnRanker(ranked, vectors, self.config.ranker)
-        index.ranker_signature, index.ranker = signature, ranker
-        return ranker
+        ranking = (
+            TurnRanker(ranked, self.config.ranker),
+            WindowSet(self.scope.key, ranked, self.config.ranker.dense_radii),
+        )
+        index.ranker_signature, index.ranker = signature, ranking
+        return ranking
 
-    def _window_vectors_steps(
-        self, ranked: Sequence[RankedTurn], texts: Mapping[int, Sequence[str]]
-    ) -> Steps[dict[int, np.ndarray]]:
-        """Unit vectors of every window (embedding the windows that have none yet)."""
-        scope, space = self.scope, self.engine.space
-        kinds = [window_kind(r) for r in texts]
-        stored: dict[tuple[str, str], VectorRecord] = {}
-        if space is not None:
-            records = yield from store_call(
-                scope.store.get_vectors, space, scope.namespace, scope.session_id, kinds
+    def _dense_steps(
+        self, windows: WindowSet, query_vector: list[float] | None
+    ) -> Steps[dict[int, np.ndarray] | None]:
+        """The question's similarity with every window (embedding windows without one)."""
+        space = self.engine.space
+        if query_vector is None or space is None or not windows.ranked:
+            return None
+        scope = (self.scope.namespace, self.scope.session_id)
+        positions = list(range(len(windows.ranked)))
+        return (
+            yield from windows.similarity_steps(
+                self.scope.store, space, scope, query_vector, positions
             )
-            stored = {(r.kind, r.ref): r for r in records}
-        missing = [
-            (r, i, text)
-            for r, column in texts.items()
-            for i, text in enumerate(column)
-            if (rec := stored.get((window_kind(r), ranked[i].id))) is None
-            or rec.text_hash != text_hash(text)
-        ]
-        fresh: dict[tuple[int, int], list[float]] = {}
-        if missing and space is not None:
-            vectors = yield from embed_documents([m[2] for m in missing])
-            new_records = [
-                VectorRecord(
-                    window_vector_id(scope.key, r, ranked[i].id),
-                    window_kind(r),
-                    ranked[i].id,
-                    v,
-                    text_hash(text),
-                )
-                for (r, i, text), v in zip(missing, vectors, strict=True)
-            ]
-            yield from store_call(
-                scope.store.add_vectors, space, scope.namespace, scope.session_id, new_records
-            )
-            fresh = {(r, i): v for (r, i, _), v in zip(missing, vectors, strict=True)}
-        out: dict[int, np.ndarray] = {}
-        for r, column in texts.items():
-            rows = [
-                fresh[(r, i)]
-                if (r, i) in fresh
-                else list(stored[(window_kind(r), ranked[i].id)].vector)
-                for i in range(len(column))
-            ]
-            matrix = np.asarray(rows, np.float32)
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            out[r] = matrix / np.where(norms == 0, 1.0, norms)
-        return out
+        )
 
     # -- guided retrieval -------------------------------------------------------------------
 

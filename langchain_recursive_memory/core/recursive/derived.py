@@ -1,9 +1,12 @@
 """Derived state of a fold: the facts it extracted and the vectors of what it archived.
 
-Facts and vectors can be rebuilt from the turn log, so writing them never fails a fold:
+Facts and vectors can be rebuilt from the turn log, so writing them never fails a fold.
+A version's facts are stored before the version commits, its vectors after:
 a failure is logged and :meth:`~.memory.RecursiveMemory.reindex` rebuilds the vectors.
-Turns and facts are embedded when a fold archives them (not at recall); a record that
-already has a vector is not embedded again, except a fact the fold has just changed.
+The windows of the turns a fold archives (each turn with its neighbours, see
+:mod:`..retrieval.windows`) and its facts are embedded when the fold archives them, not at
+recall; a window that already has a vector of its current text is not embedded again, a
+fact the fold has just changed is.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..errors import EmbeddingError, StoreError
 from ..facts import Fact
 from ..runtime.effects import Steps, embed_documents, store_call
-from ..storage import StoredTurn, VectorRecord, text_hash
-from ..storage.keys import fact_vector_id, turn_vector_id
+from ..storage import StoredTurn, Summary, VectorRecord, text_hash
+from ..storage.keys import fact_vector_id
+from .archive import ArchiveIndex
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -38,63 +42,99 @@ class DerivedWriter:
 
     Args:
         engine: The engine whose store, embedder and vector space are used.
+        archive: The session's archive index (it embeds the windows).
     """
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, archive: ArchiveIndex) -> None:
         self.engine = engine
-
-    def turn_record_id(self, turn_id: str) -> str:
-        """The vector record id of an archived turn."""
-        return turn_vector_id(self.engine.scope.key, turn_id)
+        self.archive = archive
 
     def fact_record_id(self, fact: Fact) -> str:
         """The vector record id of a fact (the same as its fact record)."""
         return fact_vector_id(self.engine.scope.key, fact.key_hash)
 
-    def write_steps(self, turns: Sequence[StoredTurn], facts: list[Fact] | None) -> Steps[int]:
-        """Write a fold's facts and the vectors of its turns and facts; return facts written.
+    def facts_steps(self, facts: list[Fact] | None) -> Steps[list[Fact]]:
+        """Store a fold's facts (before its version commits); return them as stored.
 
-        Failures are logged, never raised: the turns are safe in the log.
+        Written first, a version's facts are in the store whenever the version is visible,
+        so a reader may cache a session's facts per summary version. A failure is logged,
+        never raised: the facts are extracted again by a later fold.
         """
         scope = self.engine.scope
-        written: list[Fact] = []
+        if not facts:
+            return []
         try:
-            if facts:
-                written = yield from store_call(
+            return (
+                yield from store_call(
                     scope.store.upsert_facts, scope.namespace, scope.session_id, facts
                 )
-            if self.engine.embedder is not None and (turns or written):
-                yield from self.index_steps(turns, written)
-        except (StoreError, EmbeddingError) as exc:
+            )
+        except StoreError as exc:
             logger.warning(
-                "session %r: facts or vectors of a fold not written (%s); the messages are "
-                "safe in the log and reindex() rebuilds the vectors",
+                "session %r: facts of a fold not written (%s); a later fold extracts them",
                 scope.session_id,
                 exc,
             )
-        return len(written)
+            return []
+
+    def write_steps(
+        self,
+        turns: Sequence[StoredTurn],
+        facts: Sequence[Fact],
+        summary: Summary | None,
+        unfolded: Sequence[StoredTurn] = (),
+    ) -> Steps[int]:
+        """Write the vectors of a fold's archived turns (their windows) and stored facts.
+
+        ``summary`` is the session's latest version and ``unfolded`` the unfolded turns
+        known (the log the windows are read from, see :meth:`.ArchiveIndex.log_steps`).
+        Failures are logged, never raised: the turns are safe in the log.
+
+        Returns:
+            How many vectors were written.
+        """
+        scope = self.engine.scope
+        if self.engine.embedder is None or not (turns or facts):
+            return 0
+        try:
+            return (yield from self.index_steps(turns, facts, summary, unfolded))
+        except (StoreError, EmbeddingError) as exc:
+            logger.warning(
+                "session %r: vectors of a fold not written (%s); the messages are safe in "
+                "the log and reindex() rebuilds the vectors",
+                scope.session_id,
+                exc,
+            )
+            return 0
 
     def index_steps(
-        self, turns: Sequence[StoredTurn], facts: Sequence[Fact], *, refresh_facts: bool = True
+        self,
+        turns: Sequence[StoredTurn],
+        facts: Sequence[Fact],
+        summary: Summary | None,
+        unfolded: Sequence[StoredTurn] = (),
+        *,
+        refresh_facts: bool = True,
     ) -> Steps[int]:
-        """Embed the turns (and facts) without a vector; return how many were written.
+        """Embed the windows of the turns and the facts without a vector; return how many.
 
         With ``refresh_facts`` the given facts are re-embedded even if they have a vector
         (a fold may have just changed their text).
         """
         engine, scope = self.engine, self.engine.scope
-        records = [
-            _ToEmbed(self.turn_record_id(t.id), "turn", t.id, t.turn.text)
-            for t in turns
-            if t.turn.text.strip()
-        ] + [_ToEmbed(self.fact_record_id(f), "fact", f.key, f.text) for f in facts]
         space = engine.space
-        if not records or space is None:
+        if space is None:
             return 0
-        have = yield from store_call(scope.store.vector_ids, space, [r.id for r in records])
-        records = [r for r in records if r.id not in have or (refresh_facts and r.kind == "fact")]
+        written = yield from self.archive.embed_steps(
+            summary, unfolded, [t.id for t in turns if t.turn.text.strip()]
+        )
+        records = [_ToEmbed(self.fact_record_id(f), "fact", f.key, f.text) for f in facts]
         if not records:
-            return 0
+            return written
+        have = yield from store_call(scope.store.vector_ids, space, [r.id for r in records])
+        records = [r for r in records if r.id not in have or refresh_facts]
+        if not records:
+            return written
         vectors = yield from embed_documents([r.text for r in records])
         yield from store_call(
             scope.store.add_vectors,
@@ -106,4 +146,4 @@ class DerivedWriter:
                 for r, v in zip(records, vectors, strict=True)
             ],
         )
-        return len(records)
+        return written + len(records)

@@ -268,6 +268,7 @@ class Folder:
             if stopping() or (lease is not None and not (yield from lease.claim_steps())):
                 return False  # the interpreter exits, or the lease passed to another writer
             new, facts = yield from self._version_steps(progress.summary, chunk)
+            stored_facts = yield from self.derived.facts_steps(facts)
             done_ids.update(new.turn_ids)
             passed = tuple(
                 t.id for t in state.turns if t.id not in done_ids and t.seq < new.last_seq
@@ -281,7 +282,8 @@ class Folder:
             progress.folded += len(chunk)
             self.observe([t for t in state.turns if t.id not in done_ids])
             progress.pending = progress.pending[len(chunk) :]
-            progress.facts += yield from self.derived.write_steps(chunk, facts)
+            progress.facts += len(stored_facts)
+            yield from self.derived.write_steps(chunk, stored_facts, new, state.turns)
         return False
 
     def _version_steps(
@@ -316,7 +318,9 @@ class Folder:
             exc,
         )
         # While the fold waits, the messages it could not fold stay recallable.
-        yield from self.derived.write_steps(progress.pending, None)
+        yield from self.derived.write_steps(
+            progress.pending, (), progress.summary, progress.pending
+        )
 
     @staticmethod
     def _result(progress: _Progress, error: Exception | None) -> FoldResult:

@@ -63,6 +63,7 @@ from ..tokenizer import TokenCounter
 from ..turn import Turn, turn_list
 from ..usage import UsageRecord
 from ..validation import check_count, check_optional_text, check_tokens
+from .archive import ArchiveIndex
 from .context import Context, ContextBuilder
 from .derived import DerivedWriter
 from .folder import Folder, FoldResult
@@ -157,9 +158,10 @@ class RecursiveMemory(Engine):
         summarizer = Summarizer(
             self.scope, self.config, self.counter, self.runner, facts, shorten_attempts
         )
-        derived = DerivedWriter(self)
+        archive = ArchiveIndex(self)
+        derived = DerivedWriter(self, archive)
         self._folder = Folder(summarizer, derived, self.config, self.counter, self.retry)
-        self._recaller = Recaller(self, self.context_builder, derived)
+        self._recaller = Recaller(self, self.context_builder, derived, archive)
         self._derived = derived
         if model is None:
             logger.info(
@@ -233,7 +235,11 @@ class RecursiveMemory(Engine):
         state = yield from store_call(self.store.load, self.namespace, self.session_id)
         window = {t.id for t in self.build_context(state).window}
         archived = [t for t in turns if t.id not in window]
-        return (yield from self._derived.index_steps(archived, facts, refresh_facts=False))
+        return (
+            yield from self._derived.index_steps(
+                archived, facts, state.summary, state.turns, refresh_facts=False
+            )
+        )
 
     def _forget(self) -> None:
         self._folder.health.reset()

@@ -1,23 +1,24 @@
 """Hybrid recall: the facts and archived turns of a session most relevant to a question.
 
-Archived turns are ranked like HiGMem's no-LLM path (:mod:`..retrieval.ranking`): BM25
-over each turn and over windows of its neighbours, embeddings when an embedder is
-configured, min-max normalised and mixed, plus speaker and date cues. Facts are ranked by
-BM25 and embeddings, mixed the same way (:mod:`..retrieval.facts`). Dense scores are exact
-cosine similarities over the session's vectors (:mod:`..retrieval.dense`). Turns in the
-current window are excluded (the model sees them anyway); items with no signal at all are
-left out. An embedder failure falls back to BM25 with a warning.
+Archived turns are ranked like HiGMem's no-LLM path, by the same code
+(:mod:`..retrieval.ranking`): BM25 over each turn and over windows of its neighbours,
+and, with an embedder, the question's cosine similarity with windows of neighbouring turns
+(:mod:`..retrieval.windows`, embedded when a fold archives them), min-max normalised and
+mixed, plus speaker and date cues. Facts are ranked by BM25 and embeddings, mixed the same
+way (:mod:`..retrieval.facts`). Dense scores are exact cosine similarities over the
+session's vectors (:mod:`..retrieval.dense`). Turns in the current window are excluded
+(the model sees them anyway); items with no signal at all are left out. An embedder
+failure falls back to BM25 with a warning.
 
-The session's turn log is read again only after a fold (folded turns change only when a
-summary version commits), and its BM25 indexes are rebuilt only when its texts change:
-both are cached per process (:mod:`..cache`).
+The session's turn log, ranker and windows are kept by its :class:`~.archive.ArchiveIndex`
+(read again only after a fold); the facts' BM25 index is rebuilt only when they change.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,11 +30,10 @@ from ..retrieval.dense import Candidate, nearest_steps
 from ..retrieval.facts import fact_texts, rank_facts
 from ..retrieval.hits import RecallHit
 from ..retrieval.lexical import LexicalIndex
-from ..retrieval.ranking import TurnRanker
-from ..retrieval.turns import ranked_turns
 from ..runtime.effects import Steps, embed_query, store_call
 from ..storage import SessionState, StoredTurn, text_hash
 from ..validation import check_count, check_text
+from .archive import ArchiveIndex
 from .context import ContextBuilder
 from .derived import DerivedWriter
 
@@ -53,17 +53,15 @@ DENSE_POOL_MIN = 20
 
 @dataclass
 class _SessionRecall:
-    """What recall keeps of a session between calls (in this process)."""
+    """What recall keeps of a session's facts between calls (in this process).
 
-    # The turn log as read at summary version ``turns_key`` (version, fold id): while no
-    # fold commits, the log only grows by unfolded turns, which load() returns.
-    turns_key: tuple[int, str] | None = None
-    turns: tuple[StoredTurn, ...] = ()
-    # Text hashes of turns (turn id -> hash), to match their vectors; ids are reused only
-    # after clear(), which also changes ``turns_key``.
-    turn_hashes: dict[str, str] = field(default_factory=dict)
-    ranker_signature: tuple[Any, ...] = ()
-    ranker: TurnRanker | None = None
+    A fold stores its facts before it commits its version, so the facts read at a
+    version (``facts_key``: version, fold id) stay current until the next version.
+    """
+
+    facts_key: tuple[int, str] | None = None
+    facts: tuple[Fact, ...] = ()
+    fact_candidates: tuple[Candidate, ...] = ()
     facts_signature: tuple[Any, ...] = ()
     facts_index: LexicalIndex | None = None
 
@@ -92,14 +90,22 @@ class Recaller:
     Args:
         engine: The engine (store, embedder, vector space).
         builder: Tells which turns the window shows (they are not recalled).
-        derived: Names the vector records.
+        derived: Names the vector records of facts.
+        archive: The session's turn log, ranker and window vectors.
     """
 
-    def __init__(self, engine: Engine, builder: ContextBuilder, derived: DerivedWriter) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        builder: ContextBuilder,
+        derived: DerivedWriter,
+        archive: ArchiveIndex,
+    ) -> None:
         self.engine = engine
         self.scope = engine.scope
         self.builder = builder
         self.derived = derived
+        self.archive = archive
         self._key = session_cache_key(self.scope.store, self.scope.namespace, self.scope.session_id)
 
     def _cache(self) -> _SessionRecall:
@@ -108,6 +114,7 @@ class Recaller:
     def forget(self) -> None:
         """Drop what this process cached about the session."""
         _RECALL.pop(self._key)
+        self.archive.forget()
 
     def steps(
         self,
@@ -123,118 +130,135 @@ class Recaller:
         scope = self.scope
         if state is None:
             state = yield from store_call(scope.store.load, scope.namespace, scope.session_id)
-        everything = yield from self._session_turns_steps(state)
+        everything = yield from self.archive.log_steps(state.summary, state.turns)
         if exclude is None:
             exclude = {t.id for t in self.builder.build(state).window if t.id is not None}
-        facts: list[Fact] = []
+        facts: Sequence[Fact] = ()
         if "fact" in kinds:
-            facts = yield from store_call(scope.store.get_facts, scope.namespace, scope.session_id)
-        archived = set()
+            facts = yield from self._facts_steps(state)
+        archived: set[str] = set()
         if "turn" in kinds:
             archived = {t.id for t in everything if t.id not in exclude and t.turn.text.strip()}
         if not query.strip() or not (archived or facts):
             return []
         pool = max(DENSE_POOL_PER_K * k, DENSE_POOL_MIN) + len(exclude)
-        dense_turns, dense_facts = yield from self._dense_steps(
-            query, [t for t in everything if t.id in archived], facts, pool
-        )
-        scored = self._turn_hits(query, everything, archived, dense_turns) if archived else []
+        scored: list[tuple[float, RecallHit]] = []
+        query_vector = yield from self._query_vector_steps(query)
+        if archived:
+            scored = yield from self._turn_hits_steps(query, query_vector, everything, archived, k)
         if facts:
+            dense_facts = yield from self._dense_facts_steps(query_vector, facts, pool)
             index = self._facts_index(facts)
-            for score, fact, lex, dense in rank_facts(facts, index, query, dense_facts):
+            ranked = rank_facts(facts, index, query, dense_facts)
+            ranked.sort(key=lambda r: (-r[0], r[1].key))  # the order of the final sort
+            for score, fact, lex, dense in ranked[:k]:
                 scored.append((score, _fact_hit(fact, score, lex, dense)))
         scored.sort(key=lambda p: (-p[0], p[1].kind, p[1].id))
         return [hit for _, hit in scored[:k]]
 
-    def _session_turns_steps(self, state: SessionState) -> Steps[list[StoredTurn]]:
-        """The session's whole turn log, oldest first, read again only after a fold.
+    def _query_vector_steps(self, query: str) -> Steps[list[float] | None]:
+        """The query's embedding, or None (no embedder, or it failed: BM25 only)."""
+        if self.engine.embedder is None or self.engine.space is None:
+            return None
+        try:
+            return (yield from embed_query(query))
+        except EmbeddingError as exc:
+            self._dense_unavailable(exc)
+            return None
 
-        Folded turns change only when a fold commits a summary version, so the log read at
-        the current version (named by its fold id) is reused; turns added since then are
-        unfolded, and ``state`` (just loaded) holds them. No summary yet: nothing is folded
-        and ``state`` holds every turn.
-        """
+    def _dense_unavailable(self, exc: Exception) -> None:
+        logger.warning(
+            "session %r: dense recall unavailable (%s); ranking with BM25 only",
+            self.scope.session_id,
+            exc,
+        )
+
+    def _facts_steps(self, state: SessionState) -> Steps[Sequence[Fact]]:
+        """The session's facts, read again only when a new summary version commits."""
         summary = state.summary
-        if summary is None:
-            return list(state.turns)
-        key = (summary.version, summary.fold_id)
+        key = (summary.version, summary.fold_id) if summary is not None else None
         cache = self._cache()
-        if cache.turns_key != key:
+        if key is None or cache.facts_key != key:
             scope = self.scope
-            everything = yield from store_call(scope.store.turns, scope.namespace, scope.session_id)
-            cache.turns_key, cache.turns = key, tuple(everything)
-            cache.turn_hashes = {}
-        cached = cache.turns
-        known = {t.id for t in cached}
-        extra = [t for t in state.turns if t.id not in known]
-        if not extra:
-            return list(cached)
-        return sorted([*cached, *extra], key=lambda t: (t.seq, t.id))
+            facts = yield from store_call(scope.store.get_facts, scope.namespace, scope.session_id)
+            cache.facts = tuple(facts)
+            cache.fact_candidates = tuple(
+                Candidate(self.derived.fact_record_id(f), "fact", f.key, text_hash(f.text))
+                for f in facts
+            )
+            cache.facts_key = key
+        return cache.facts
 
-    def _dense_steps(
-        self, query: str, turns: Sequence[StoredTurn], facts: Sequence[Fact], pool: int
-    ) -> Steps[tuple[dict[str, float], dict[str, float]]]:
-        """Cosine similarity of the query with archived turns and facts (by id, by key)."""
+    def _dense_facts_steps(
+        self, query_vector: list[float] | None, facts: Sequence[Fact], pool: int
+    ) -> Steps[dict[str, float]]:
+        """Cosine similarity of the query with the facts (by key)."""
         space = self.engine.space
-        dense: dict[str, dict[str, float]] = {"turn": {}, "fact": {}}
-        if self.engine.embedder is None or space is None:
-            return dense["turn"], dense["fact"]
-        hashes = self._cache().turn_hashes
-        wanted = [
-            Candidate(self.derived.turn_record_id(t.id), "turn", t.id, _turn_hash(hashes, t))
-            for t in turns
-        ] + [
-            Candidate(self.derived.fact_record_id(f), "fact", f.key, text_hash(f.text))
-            for f in facts
-        ]
+        if query_vector is None or space is None:
+            return {}
+        cache = self._cache()
+        wanted = (
+            list(cache.fact_candidates)
+            if len(cache.fact_candidates) == len(facts)
+            else [
+                Candidate(self.derived.fact_record_id(f), "fact", f.key, text_hash(f.text))
+                for f in facts
+            ]
+        )
         scope = (self.scope.namespace, self.scope.session_id)
         try:
-            vector = yield from embed_query(query)
-            near = yield from nearest_steps(self.scope.store, space, scope, vector, wanted, pool)
-        except (EmbeddingError, StoreError) as exc:
-            logger.warning(
-                "session %r: dense recall unavailable (%s); ranking with BM25 only",
-                self.scope.session_id,
-                exc,
+            near = yield from nearest_steps(
+                self.scope.store, space, scope, query_vector, wanted, pool
             )
-            return dense["turn"], dense["fact"]
-        for cand, similarity in near:
-            dense[cand.kind][cand.ref] = similarity
-        return dense["turn"], dense["fact"]
+        except StoreError as exc:
+            self._dense_unavailable(exc)
+            return {}
+        return {cand.ref: similarity for cand, similarity in near}
 
-    def _turn_hits(
+    def _turn_hits_steps(
         self,
         query: str,
+        query_vector: list[float] | None,
         everything: Sequence[StoredTurn],
         archived: set[str],
-        dense_turns: dict[str, float],
-    ) -> list[tuple[float, RecallHit]]:
-        ranker = self._ranker(everything)
+        k: int,
+    ) -> Steps[list[tuple[float, RecallHit]]]:
+        """The ``k`` best archived turns as hits (with their lexical and dense ranks)."""
+        ranker, windows = self.archive.ranking(everything)
         dense = None
-        if dense_turns:
-            dense = np.array([dense_turns.get(t.id, np.nan) for t in ranker.turns], np.float32)
-        scores = ranker.scores(query, None, dense=dense)
+        space = self.engine.space
+        if query_vector is not None and space is not None:
+            positions = [i for i, t in enumerate(everything) if t.id in archived]
+            scope = (self.scope.namespace, self.scope.session_id)
+            try:
+                dense = yield from windows.similarity_steps(
+                    self.scope.store, space, scope, query_vector, positions
+                )
+            except (EmbeddingError, StoreError) as exc:
+                self._dense_unavailable(exc)
+        scores = ranker.scores(query, dense)
         lex_rank = {tid: r for r, tid in enumerate(ranker.lexical_order(query), start=1)}
-        dense_order = sorted(dense_turns, key=lambda t: -dense_turns[t])
-        dense_rank = {tid: r for r, tid in enumerate(dense_order, start=1)}
-        by_id = {t.id: t for t in everything}
+        dense_rank: dict[str, int] = {}
+        if dense is not None:
+            stacked = np.stack(list(dense.values()))
+            best = np.where(np.isnan(stacked), -np.inf, stacked).max(axis=0)
+            order = [i for i in np.argsort(-best, kind="stable") if np.isfinite(best[i])]
+            dense_rank = {everything[i].id: r for r, i in enumerate(order, start=1)}
+        keep = np.array([t.id in archived for t in everything]) & (scores > 0)
+        order = [int(i) for i in np.argsort(-np.where(keep, scores, -np.inf), kind="stable")]
+        best = [i for i in order[:k] if keep[i]]
         return [
             (
-                float(score),
-                _turn_hit(by_id[r.id], float(score), lex_rank.get(r.id), dense_rank.get(r.id)),
+                float(scores[i]),
+                _turn_hit(
+                    everything[i],
+                    float(scores[i]),
+                    lex_rank.get(everything[i].id),
+                    dense_rank.get(everything[i].id),
+                ),
             )
-            for r, score in zip(ranker.turns, scores, strict=True)
-            if r.id in archived and score > 0
+            for i in best
         ]
-
-    def _ranker(self, turns: Sequence[StoredTurn]) -> TurnRanker:
-        """The multi-scale turn ranker of the session (cached while its turns are the same)."""
-        signature = (tuple(t.id for t in turns), hash(tuple(t.turn.text for t in turns)))
-        cache = self._cache()
-        if cache.ranker is None or cache.ranker_signature != signature:
-            cache.ranker = TurnRanker(ranked_turns(turns))
-            cache.ranker_signature = signature
-        return cache.ranker
 
     def _facts_index(self, facts: Sequence[Fact]) -> LexicalIndex:
         keys = [f"fact:{f.key}" for f in facts]
@@ -245,13 +269,6 @@ class Recaller:
             cache.facts_index = LexicalIndex(texts)
             cache.facts_signature = signature
         return cache.facts_index
-
-
-def _turn_hash(memo: dict[str, str], turn: StoredTurn) -> str:
-    digest = memo.get(turn.id)
-    if digest is None:
-        digest = memo[turn.id] = text_hash(turn.turn.text)
-    return digest
 
 
 def _fact_hit(fact: Fact, score: float, lex: int | None, dense: int | None) -> RecallHit:

@@ -28,7 +28,14 @@ from ..cache import HEALTH_CACHE_ENTRIES, VECTOR_CACHE_BYTES, SessionCache, sess
 from ..runtime.effects import Steps, store_call
 from ..storage import MemoryStore
 
-__all__ = ["Candidate", "cosine_top", "nearest_steps", "unit"]
+__all__ = [
+    "Candidate",
+    "cosine_top",
+    "nearest_steps",
+    "remember_vectors",
+    "unit",
+    "vectors_steps",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +80,65 @@ def cosine_top(query: np.ndarray, vectors: Sequence[np.ndarray], n: int) -> list
     return [(int(i), float(similarity[i])) for i in best]
 
 
+def vectors_steps(
+    source: MemoryStore, space: str, scope: tuple[str, str], wanted: Sequence[Candidate]
+) -> Steps[dict[str, tuple[np.ndarray, bool]]]:
+    """The unit vectors of the ``wanted`` records of a session, read by id and cached.
+
+    Args:
+        source: The store.
+        space: The embedder's vector collection.
+        scope: ``(namespace, session_id)``.
+        wanted: The records (those without a stored vector are left out).
+
+    Returns:
+        Record id -> ``(unit vector, current)``; ``current`` is whether the vector was
+        embedded from the candidate's current text (its stored hash matches).
+    """
+    namespace, session_id = scope
+    key = (*session_cache_key(source, namespace, session_id), space)
+    entry = _VECTORS.get(key) or _SessionVectors()
+    found: dict[str, tuple[np.ndarray, bool]] = {}
+    missing = []
+    for cand in wanted:
+        hit = entry.vectors.get(cand.record_id)
+        if hit is not None and hit[0] == cand.text_hash:
+            found[cand.record_id] = (hit[1], True)
+        else:
+            missing.append(cand.record_id)
+    if not missing:
+        return found
+    records = yield from store_call(source.vectors_by_ids, space, namespace, session_id, missing)
+    digests = {c.record_id: c.text_hash for c in wanted}
+    fresh = []
+    for rec in records:
+        vec = unit(rec.vector)
+        if vec is None:
+            continue
+        current = rec.text_hash == digests[rec.id]
+        found[rec.id] = (vec, current)
+        if current:
+            fresh.append((rec.id, rec.text_hash, vec))
+    if fresh:
+        _remember(key, entry, fresh)
+    return found
+
+
+def remember_vectors(
+    source: MemoryStore,
+    space: str,
+    scope: tuple[str, str],
+    items: Sequence[tuple[str, str, Sequence[float]]],
+) -> None:
+    """Cache vectors just written: ``(record id, text hash, vector)`` items of a session."""
+    namespace, session_id = scope
+    key = (*session_cache_key(source, namespace, session_id), space)
+    entry = _VECTORS.get(key) or _SessionVectors()
+    units = [(rid, digest, vec) for rid, digest, v in items if (vec := unit(v)) is not None]
+    if units:
+        _remember(key, entry, units)
+
+
 def nearest_steps(
     source: MemoryStore,
     space: str,
@@ -97,34 +163,11 @@ def nearest_steps(
     query = unit(vector)
     if query is None or not wanted:
         return []
-    namespace, session_id = scope
-    key = (*session_cache_key(source, namespace, session_id), space)
-    entry = _VECTORS.get(key) or _SessionVectors()
-    found: dict[str, np.ndarray] = {}
-    missing = []
-    for cand in wanted:
-        hit = entry.vectors.get(cand.record_id)
-        if hit is not None and hit[0] == cand.text_hash:
-            found[cand.record_id] = hit[1]
-        else:
-            missing.append(cand.record_id)
-    if missing:
-        records = yield from store_call(
-            source.vectors_by_ids, space, namespace, session_id, missing
-        )
-        digests = {c.record_id: c.text_hash for c in wanted}
-        fresh = []
-        for rec in records:
-            vec = unit(rec.vector)
-            if vec is None or vec.shape != query.shape:
-                continue
-            found[rec.id] = vec
-            if rec.text_hash == digests[rec.id]:
-                fresh.append((rec.id, rec.text_hash, vec))
-        if fresh:
-            _remember(key, entry, fresh)
-    order = [c for c in wanted if c.record_id in found]
-    best = cosine_top(query, [found[c.record_id] for c in order], n)
+    found = yield from vectors_steps(source, space, scope, wanted)
+    order = [
+        c for c in wanted if c.record_id in found and found[c.record_id][0].shape == query.shape
+    ]
+    best = cosine_top(query, [found[c.record_id][0] for c in order], n)
     return [(order[i], similarity) for i, similarity in best]
 
 

@@ -46,7 +46,14 @@ import numpy as np
 from ..dates import date_closeness, question_spans
 from .lexical import LexicalIndex
 
-__all__ = ["RankedTurn", "RankerParams", "TurnRanker", "minmax", "window_texts"]
+__all__ = [
+    "RankedTurn",
+    "RankerParams",
+    "TurnRanker",
+    "adaptive_cut",
+    "minmax",
+    "window_texts",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +113,37 @@ def window_texts(turns: Sequence[RankedTurn], radius: int) -> list[str]:
     return out
 
 
+def adaptive_cut(scores: Sequence[float], cap: int, ratio: float, minimum: int = 1) -> int:
+    """How many of the best turns to hand over: those within ``ratio`` of the best score.
+
+    A confident ranking (one turn far ahead) hands over few turns; a flat one (several
+    turns of a multi-hop answer scoring alike) up to ``cap``. Turns with no signal (score
+    <= 0) are never counted.
+
+    Args:
+        scores: The turns' scores, best first.
+        cap: Most turns.
+        ratio: A turn is kept when its score is at least ``ratio`` times the best one.
+        minimum: Fewest turns kept when there are that many with a signal.
+
+    Example:
+        >>> adaptive_cut([2.0, 0.4, 0.3], cap=8, ratio=0.7), adaptive_cut([1.0, 0.9, 0.8], 2, 0.7)
+        (1, 2)
+    """
+    positive = [s for s in scores[:cap] if s > 0]
+    if not positive:
+        return 0
+    floor = ratio * positive[0]
+    within = sum(1 for s in positive if s >= floor)
+    return max(within, min(minimum, len(positive)))
+
+
+def _filled(similarity: np.ndarray) -> np.ndarray:
+    """Similarities with NaN (no vector) raised to the lowest present value."""
+    x = np.asarray(similarity, np.float32)
+    return np.where(np.isnan(x), np.nanmin(x), x)
+
+
 def minmax(x: np.ndarray) -> np.ndarray:
     """Min-max normalise to [0, 1]; all-equal values map to 1 when positive, else 0."""
     lo, hi = float(x.min()), float(x.max())
@@ -121,14 +159,13 @@ class TurnRanker:
 
     Args:
         turns: The session's turns, oldest first.
-        vectors: For each radius in ``params.dense_radii``, an ``(n, d)`` array of the
-            L2-normalised embeddings of :func:`window_texts` at that radius; None for a
-            lexical-only ranking.
         params: The weights.
+
+    The dense part comes with each question (:meth:`scores`): the query's cosine
+    similarity with every window at each radius (:class:`~.windows.WindowSet`).
     """
 
     turns: Sequence[RankedTurn]
-    vectors: Mapping[int, np.ndarray] | None = None
     params: RankerParams = field(default_factory=RankerParams)
 
     def __post_init__(self) -> None:
@@ -142,13 +179,6 @@ class TurnRanker:
         self._speakers = list(dict.fromkeys(t.speaker for t in self.turns))
         self._speaker_of = np.array([t.speaker for t in self.turns], dtype=object)
         self._dates = [t.date for t in self.turns]
-        if self.vectors is not None:
-            for radius in p.dense_radii:
-                shape = np.asarray(self.vectors[radius]).shape
-                if shape[0] != len(self.turns):
-                    raise ValueError(
-                        f"radius {radius}: {shape[0]} vectors, {len(self.turns)} turns"
-                    )
 
     def _lexical(self, question: str) -> tuple[np.ndarray, np.ndarray | None]:
         """Raw BM25 of each turn and of its window (None without a window index)."""
@@ -168,16 +198,19 @@ class TurnRanker:
     def scores(
         self,
         question: str,
-        query_vector: Sequence[float] | None,
+        dense: Mapping[int, np.ndarray] | None = None,
         *,
-        dense: np.ndarray | None = None,
         now: dt.date | None = None,
     ) -> np.ndarray:
         """Return one score per turn (higher is better).
 
-        ``dense`` gives precomputed query similarities per turn instead of window vectors
-        (NaN where a turn has none: it counts as the lowest). ``now`` is the day relative
-        dates of the question ("last week") are counted from; default: the newest turn's.
+        Args:
+            question: The question.
+            dense: For each radius of ``params.dense_radii``, the question's cosine
+                similarity with each turn's window (NaN where a turn has no vector: it
+                counts as the lowest); None for a lexical ranking.
+            now: The day relative dates of the question ("last week") count from;
+                default: the newest turn's.
         """
         p = self.params
         if not self.turns:
@@ -186,18 +219,12 @@ class TurnRanker:
         lexical = (1 - p.w_bm25_window) * minmax(turn)
         if window is not None:
             lexical = lexical + p.w_bm25_window * minmax(window)
-        if dense is not None and not np.all(np.isnan(dense)):
-            filled = np.where(np.isnan(dense), np.nanmin(dense), dense)
-            score = (1 - p.w_dense) * lexical + p.w_dense * minmax(filled.astype(np.float32))
-        elif self.vectors is not None and query_vector is not None:
-            q = np.asarray(query_vector, np.float32)
-            q = q / (np.linalg.norm(q) or 1.0)
-            windows = sum(
-                minmax(np.asarray(self.vectors[r], np.float32) @ q) for r in p.dense_radii
-            ) / len(p.dense_radii)
+        score = lexical
+        columns = [dense[r] for r in p.dense_radii if r in dense] if dense is not None else []
+        columns = [c for c in columns if not np.all(np.isnan(c))]
+        if columns:
+            windows = sum(minmax(_filled(c)) for c in columns) / len(columns)
             score = (1 - p.w_dense) * lexical + p.w_dense * windows
-        else:
-            score = lexical
         return np.asarray(score + self._cues(question, now), np.float32)
 
     def _cues(self, question: str, now: dt.date | None) -> np.ndarray:
@@ -221,8 +248,8 @@ class TurnRanker:
                 cue[i] += p.w_date * fit[day]
         return cue
 
-    def top(self, question: str, query_vector: Sequence[float] | None, k: int) -> list[str]:
+    def top(self, question: str, dense: Mapping[int, np.ndarray] | None, k: int) -> list[str]:
         """Return the ids of the ``k`` best turns, best first (ties: older first)."""
-        scores = self.scores(question, query_vector)
+        scores = self.scores(question, dense)
         order = np.argsort(-scores, kind="stable")[:k]
         return [self.turns[i].id for i in order]
