@@ -642,32 +642,6 @@ SYSTEM_CLASSES: dict[str, type[System]] = {
 }
 
 
-class JsonCounting(CountingTextModel):
-    """A ``CountingTextModel`` that passes structured-output calls through, and counts them."""
-
-    @property
-    def supports_json(self) -> bool:
-        return offers_json(self.model)
-
-    def complete_json(self, prompt: str, schema: Mapping[str, Any]) -> str:
-        try:
-            answer = self.model.complete_json(prompt, schema)  # type: ignore[attr-defined]
-        except Exception:
-            self._record(prompt, None)
-            raise
-        self._record(prompt, str(answer))
-        return str(answer) if not isinstance(answer, str) else answer
-
-    async def acomplete_json(self, prompt: str, schema: Mapping[str, Any]) -> str:
-        try:
-            answer = await self.model.acomplete_json(prompt, schema)  # type: ignore[attr-defined]
-        except Exception:
-            self._record(prompt, None)
-            raise
-        self._record(prompt, str(answer))
-        return str(answer) if not isinstance(answer, str) else answer
-
-
 class Recorder:
     """Keeps the run's real answers for the corpus of ``tests/data/model_answers/``.
 
@@ -777,7 +751,7 @@ class RunContext:
         if purpose not in per:
             if self.recorder is not None:
                 base = RecordingTextModel(base, self.recorder)
-            per[purpose] = JsonCounting(base, self.counter)
+            per[purpose] = CountingTextModel(base, self.counter)
         return per[purpose]
 
     def upkeep(self, system: str) -> CountingTextModel | None:

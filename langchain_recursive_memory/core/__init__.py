@@ -28,7 +28,7 @@ from .errors import (
 from .events import Event, EventFact, TurnNote
 from .facts import Fact
 from .higmem import HiGMem, HiGMemConfig, RetrievedTurn
-from .models import Embedder, FunctionTextModel, TextModel
+from .models import Embedder, FunctionTextModel, JsonTextModel, ModelSettings, TextModel
 from .recursive import Context, ExtractiveSummarizer, FoldResult, HybridMemory, RecursiveMemory
 from .retrieval.hits import RecallHit
 from .runtime.retry import RetryPolicy
@@ -62,10 +62,12 @@ __all__ = [
     "HiGMemConfig",
     "HybridMemory",
     "InvalidInputError",
+    "JsonTextModel",
     "MemoryConfig",
     "MemoryStore",
     "ModelError",
     "ModelOutputError",
+    "ModelSettings",
     "ModelTimeoutError",
     "RecallHit",
     "RecursiveMemory",

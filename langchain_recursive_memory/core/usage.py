@@ -16,9 +16,12 @@ Example:
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from .models import TextModel
+from .errors import ModelError
+from .models import TextModel, offers_json
 from .tokenizer import TokenCounter
 
 __all__ = ["TOKENS_PER_PRICE_UNIT", "CountingTextModel", "ModelText", "Usage", "UsageRecord"]
@@ -59,8 +62,9 @@ class Usage:
     Attributes:
         calls: Successful calls.
         failed_calls: Calls that raised (or whose answer was unusable).
-        input_tokens: Tokens of the prompts of successful calls.
-        output_tokens: Tokens of their answers.
+        input_tokens: Tokens of the prompts, failed calls included (an unusable answer's
+            prompt, a timed-out call's prompt: the provider worked on them).
+        output_tokens: Tokens of the answers, unusable ones included.
         reported_calls: Calls whose tokens the provider reported (the others are counted
             with tiktoken).
     """
@@ -159,6 +163,41 @@ class CountingTextModel:
         """Async twin of :meth:`complete`."""
         try:
             answer = await self.model.acomplete(prompt)
+        except Exception:
+            self._record(prompt, None)
+            raise
+        self._record(prompt, answer if isinstance(answer, str) else str(answer))
+        return answer
+
+    @property
+    def supports_json(self) -> bool:
+        """Whether the wrapped model offers JSON answers (see :func:`~.models.offers_json`)."""
+        return offers_json(self.model)
+
+    def complete_json(self, prompt: str, schema: Mapping[str, Any]) -> str:
+        """Ask the wrapped model for schema-shaped JSON, and count.
+
+        Raises:
+            ModelError: When the wrapped model offers no JSON answers.
+        """
+        model = self.model
+        if not offers_json(model):
+            raise ModelError(f"{model!r} offers no JSON answers")
+        try:
+            answer = model.complete_json(prompt, schema)
+        except Exception:
+            self._record(prompt, None)
+            raise
+        self._record(prompt, answer if isinstance(answer, str) else str(answer))
+        return answer
+
+    async def acomplete_json(self, prompt: str, schema: Mapping[str, Any]) -> str:
+        """Async twin of :meth:`complete_json`."""
+        model = self.model
+        if not offers_json(model):
+            raise ModelError(f"{model!r} offers no JSON answers")
+        try:
+            answer = await model.acomplete_json(prompt, schema)
         except Exception:
             self._record(prompt, None)
             raise
