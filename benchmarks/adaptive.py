@@ -5,18 +5,20 @@ no-LLM ranking (the one ``HybridMemory`` recall shares) once, keeping the top 40
 scores, then scores selection rules on that ranking:
 
 * ``fixed k``: the best ``k`` turns, ``k`` = 1..12;
-* ``ratio r``: the turns scoring at least ``r`` times the best score, capped at ``--cap``
-  (the library's :func:`~langchain_recursive_memory.core.retrieval.ranking.adaptive_cut`).
+* ``ratio r cap c min m``: the turns scoring at least ``r`` times the best score, at most
+  ``c`` and at least ``m`` (the library's
+  :func:`~langchain_recursive_memory.core.retrieval.ranking.adaptive_cut`).
 
 Prints evidence recall, precision and turns per question for each rule, writes
 ``benchmarks/results/adaptive-<embedder>.json`` and a recall/turns curve plot.
 
-    python benchmarks/adaptive.py [--embedder none|minilm] [--cap 8]
+    python benchmarks/adaptive.py [--embedder none|minilm] [--caps 8 12] [--rankings FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -33,7 +35,9 @@ from langchain_recursive_memory.core.retrieval.ranking import adaptive_cut
 
 POOL = 40
 """Turns kept per question from the ranking (every rule selects among them)."""
-RATIOS = (0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)
+RATIOS = (0.4, 0.5, 0.55, 0.6, 0.7, 0.8)
+CAPS = (8, 12)
+MINIMUMS = (1, 3)
 
 Ranked = list[tuple[str, float]]
 
@@ -73,18 +77,22 @@ def evaluate(
     }
 
 
-def rules(cap: int) -> dict[str, Callable[[Ranked], list[str]]]:
+def rules(caps: Sequence[int]) -> dict[str, Callable[[Ranked], list[str]]]:
     """Every rule compared, by name."""
     out: dict[str, Callable[[Ranked], list[str]]] = {}
     for k in range(1, 13):
         out[f"fixed k={k}"] = lambda r, k=k: [t for t, _ in r[:k]]
-    for ratio in RATIOS:
+    for cap in caps:
+        for minimum in MINIMUMS:
+            for ratio in RATIOS:
 
-        def cut(r: Ranked, ratio: float = ratio) -> list[str]:
-            keep = adaptive_cut([s for _, s in r], cap, ratio)
-            return [t for t, _ in r[:keep]]
+                def cut(
+                    r: Ranked, ratio: float = ratio, cap: int = cap, low: int = minimum
+                ) -> list[str]:
+                    keep = adaptive_cut([s for _, s in r], cap, ratio, low)
+                    return [t for t, _ in r[:keep]]
 
-        out[f"ratio {ratio:g} (cap {cap})"] = cut
+                out[f"ratio {ratio:g} cap {cap} min {minimum}"] = cut
     return out
 
 
@@ -100,8 +108,6 @@ def plot(results: Mapping[str, Mapping[str, float]], path: Path, title: str) -> 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     ax.plot([v["turns"] for v in fixed], [v["recall"] for v in fixed], marker="o", label="fixed k")
     ax.scatter([v["turns"] for _, v in ratio], [v["recall"] for _, v in ratio], color="tab:red")
-    for name, v in ratio:
-        ax.annotate(name.split()[1], (v["turns"], v["recall"]), fontsize=7)
     ax.set(xlabel="turns handed over (mean)", ylabel="evidence recall", title=title)
     ax.legend(["fixed k", "adaptive (ratio)"])
     fig.tight_layout()
@@ -113,15 +119,27 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(DEFAULT_LOCOMO))
     parser.add_argument("--embedder", choices=("none", "minilm"), default="none")
-    parser.add_argument("--cap", type=int, default=8)
+    parser.add_argument("--caps", type=int, nargs="+", default=list(CAPS))
+    parser.add_argument(
+        "--rankings", default=None, help="a JSON file: saved rankings are reused, else written"
+    )
     args = parser.parse_args()
-    embedder = None
-    if args.embedder == "minilm":
-        from locomo import MiniLMEmbedder
+    saved = Path(args.rankings) if args.rankings else None
+    if saved is not None and saved.exists():
+        questions = [
+            ([(t, float(s)) for t, s in ranked], set(gold))
+            for ranked, gold in json.loads(saved.read_text())
+        ]
+    else:
+        embedder = None
+        if args.embedder == "minilm":
+            from locomo import MiniLMEmbedder
 
-        embedder = MiniLMEmbedder()
-    questions = rankings(load_locomo(args.data), embedder)
-    results = {name: evaluate(questions, select) for name, select in rules(args.cap).items()}
+            embedder = MiniLMEmbedder()
+        questions = rankings(load_locomo(args.data), embedder)
+        if saved is not None:
+            saved.write_text(json.dumps([(r, sorted(g)) for r, g in questions]))
+    results = {name: evaluate(questions, select) for name, select in rules(args.caps).items()}
     print_table(
         f"Evidence sets, HiGMem no-LLM ranking, embedder {args.embedder} "
         f"({len(questions)} questions with evidence)",

@@ -99,7 +99,9 @@ class Retriever:
         order = [ranker.turns[i].id for i in np.argsort(-scores, kind="stable")]
         if not guided:
             # A compact set: turns with no signal at all (score 0) are not padding.
-            chosen = [t for t in order if score_of[t] > 0][: k or self.config.no_llm_k]
+            positive = [t for t in order if score_of[t] > 0]
+            cut = ranker.cut([score_of[t] for t in positive], k or self.config.no_llm_k)
+            chosen = positive[:cut]
             found: Found = dict.fromkeys(chosen, ("ranking",))
         else:
             found = yield from self._guided_or_ranked_steps(query, query_vector, state, order)

@@ -247,6 +247,7 @@ class Recaller:
         keep = np.array([t.id in archived for t in everything]) & (scores > 0)
         order = [int(i) for i in np.argsort(-np.where(keep, scores, -np.inf), kind="stable")]
         best = [i for i in order[:k] if keep[i]]
+        best = best[: ranker.cut([float(scores[i]) for i in best], k)]
         return [
             (
                 float(scores[i]),

@@ -80,6 +80,12 @@ class RankedTurn:
         return f"{self.speaker}: {self.text}"
 
 
+EVIDENCE_RATIO = 0.0
+"""Default ``RankerParams.evidence_ratio`` (0: a fixed ``k``; see :func:`adaptive_cut`)."""
+EVIDENCE_MIN = 1
+"""Default ``RankerParams.evidence_min``."""
+
+
 @dataclass(frozen=True, slots=True)
 class RankerParams:
     """Weights of the ranking (the defaults are the measured ones, see the module doc).
@@ -93,6 +99,8 @@ class RankerParams:
 
     k1: float = 1.2
     b: float = 0.3
+    evidence_ratio: float = EVIDENCE_RATIO
+    evidence_min: int = EVIDENCE_MIN
     bm25_radius: int = 2
     w_bm25_window: float = 0.5
     dense_radii: tuple[int, ...] = (1, 2)
@@ -247,6 +255,17 @@ class TurnRanker:
                     fit[day] = date_closeness(spans, day, p.date_tolerance_days, p.date_before_days)
                 cue[i] += p.w_date * fit[day]
         return cue
+
+    def cut(self, best_scores: Sequence[float], k: int) -> int:
+        """How many of the best turns (``best_scores``, best first) to hand over, at most ``k``.
+
+        With ``params.evidence_ratio`` > 0, an adaptive set (:func:`adaptive_cut`); else
+        the ``k`` best with a positive score.
+        """
+        p = self.params
+        if p.evidence_ratio > 0:
+            return adaptive_cut(best_scores, k, p.evidence_ratio, p.evidence_min)
+        return sum(1 for s in best_scores[:k] if s > 0)
 
     def top(self, question: str, dense: Mapping[int, np.ndarray] | None, k: int) -> list[str]:
         """Return the ids of the ``k`` best turns, best first (ties: older first)."""
