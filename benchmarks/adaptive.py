@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import DEFAULT_LOCOMO, RESULTS, evidence_ids, load_locomo, print_table, write_results
 
-from langchain_recursive_memory.core import HiGMem, MemoryStore
+from langchain_recursive_memory.core import HiGMem, HiGMemConfig, MemoryStore
 from langchain_recursive_memory.core.ingest import ingest, locomo_turns
-from langchain_recursive_memory.core.retrieval.ranking import adaptive_cut
+from langchain_recursive_memory.core.retrieval.ranking import RankerParams, adaptive_cut
 
 POOL = 40
 """Turns kept per question from the ranking (every rule selects among them)."""
@@ -42,12 +42,15 @@ MINIMUMS = (1, 3)
 Ranked = list[tuple[str, float]]
 
 
-def rankings(samples: Sequence[Mapping[str, Any]], embedder: Any) -> list[tuple[Ranked, set[str]]]:
+def rankings(
+    samples: Sequence[Mapping[str, Any]], embedder: Any, params: RankerParams
+) -> list[tuple[Ranked, set[str]]]:
     """Each question's ranked ``(turn id, score)`` pool and its gold evidence ids."""
     store = MemoryStore.in_memory()
+    config = HiGMemConfig(ranker=params)
     out: list[tuple[Ranked, set[str]]] = []
     for sample in samples:
-        memory = HiGMem(str(sample["sample_id"]), store=store, embedder=embedder)
+        memory = HiGMem(str(sample["sample_id"]), store=store, embedder=embedder, config=config)
         ingest(memory, locomo_turns(sample), batch_size=64, progress=False)
         for item in sample["qa"]:
             gold = set(evidence_ids(item))
@@ -120,6 +123,8 @@ def main() -> int:
     parser.add_argument("--data", default=str(DEFAULT_LOCOMO))
     parser.add_argument("--embedder", choices=("none", "minilm"), default="none")
     parser.add_argument("--caps", type=int, nargs="+", default=list(CAPS))
+    parser.add_argument("--radii", type=int, nargs="+", default=list(RankerParams().dense_radii))
+    parser.add_argument("--w-dense", type=float, default=RankerParams().w_dense)
     parser.add_argument(
         "--rankings", default=None, help="a JSON file: saved rankings are reused, else written"
     )
@@ -136,7 +141,8 @@ def main() -> int:
             from locomo import MiniLMEmbedder
 
             embedder = MiniLMEmbedder()
-        questions = rankings(load_locomo(args.data), embedder)
+        params = RankerParams(dense_radii=tuple(args.radii), w_dense=args.w_dense)
+        questions = rankings(load_locomo(args.data), embedder, params)
         if saved is not None:
             saved.write_text(json.dumps([(r, sorted(g)) for r, g in questions]))
     results = {name: evaluate(questions, select) for name, select in rules(args.caps).items()}

@@ -105,3 +105,17 @@ def test_the_ranker_mixes_per_radius_similarities_and_treats_missing_as_lowest()
     assert int(np.argmax(scores)) == 1
     assert scores[2] == min(scores)
     assert np.allclose(ranker.scores("nothing lexical here", None), 0.0)
+
+
+def test_higmem_embeds_settled_windows_when_it_indexes_not_at_retrieval():
+    store, embedder = MemoryStore.in_memory(), CountingEmbedder()
+    higmem = HiGMem("h", store=store, embedder=embedder, retry=FAST)
+    for i in range(20):
+        higmem.add(Turn(role="user", name="Ada", text=f"Line {i} about the garden."))
+    kinds = [window_kind(1), window_kind(2)]
+    stored = {r.ref for r in store.get_vectors(higmem.space, "default", "h", kinds)}
+    ids = [t.id for t in higmem.turns()]
+    assert set(ids[:-2]) <= stored  # settled windows are embedded as turns are indexed
+    before = embedder.documents
+    higmem.retrieve("garden line 3")
+    assert embedder.documents - before <= 4  # only the newest turns' windows

@@ -97,8 +97,15 @@ class HiGMem(Engine):
 
     def _add_steps(self, turns: Sequence[Turn], flush: bool) -> Steps[list[StoredTurn]]:
         stored, _ = yield from self._append_steps(turns)
-        yield from self._indexer.steps(flush)
+        yield from self._index_steps(flush)
         return stored
+
+    def _index_steps(self, flush: bool) -> Steps[int]:
+        """Index the turns not indexed yet, then embed their settled windows."""
+        indexed = yield from self._indexer.steps(flush)
+        if indexed:
+            yield from self._retriever.index_windows_steps()
+        return indexed
 
     def settings(self) -> dict[str, str | int | float]:
         """The memory's kind, recorded with the session (see ``lrm show``)."""
@@ -130,11 +137,11 @@ class HiGMem(Engine):
 
     def flush(self) -> int:
         """Index every turn not indexed yet; return how many were indexed."""
-        return self.runner.run(self._indexer.steps(flush=True))
+        return self.runner.run(self._index_steps(flush=True))
 
     async def aflush(self) -> int:
         """Async twin of :meth:`flush`."""
-        return await self.runner.arun(self._indexer.steps(flush=True))
+        return await self.runner.arun(self._index_steps(flush=True))
 
     def retrieve(
         self, query: str, k: int | None = None, *, use_llm: bool | None = None

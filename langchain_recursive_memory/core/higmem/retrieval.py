@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import ConfigurationError, ModelError
+from ..errors import ConfigurationError, EmbeddingError, ModelError, StoreError
 from ..events import Event
 from ..prompts import (
     FILTER_PROMPT,
@@ -152,6 +152,30 @@ class Retriever:
         )
         index.ranker_signature, index.ranker = signature, ranking
         return ranking
+
+    def index_windows_steps(self) -> Steps[int]:
+        """Embed the settled windows that have no current vector (after indexing).
+
+        Windows of the newest turns can still grow and are embedded when retrieval needs
+        them. A failure is logged, never raised: retrieval embeds what is missing.
+        """
+        space = self.engine.space
+        if self.engine.embedder is None or space is None:
+            return 0
+        state = yield from load_steps(self.scope, session_index(self.scope))
+        _, windows = self._ranking(state)
+        scope = (self.scope.namespace, self.scope.session_id)
+        try:
+            return (
+                yield from windows.embed_steps(self.scope.store, space, scope, windows.settled())
+            )
+        except (EmbeddingError, StoreError) as exc:
+            logger.warning(
+                "session %r: window vectors not written (%s); retrieval embeds them",
+                self.scope.session_id,
+                exc,
+            )
+            return 0
 
     def _dense_steps(
         self, windows: WindowSet, query_vector: list[float] | None

@@ -59,6 +59,21 @@ class WindowSet:
         # kept once every vector read was current.
         self._stacked: dict[tuple[int, tuple[int, ...]], tuple[list[int], np.ndarray]] = {}
 
+    def settled(self) -> list[int]:
+        """Positions whose windows can no longer change as turns are added.
+
+        A window grows only while its turn has fewer than ``radius`` later turns in its
+        segment and the segment may still grow: a later turn of another segment, or
+        ``radius`` later turns of the same one, settle it.
+        """
+        reach = max(self.radii, default=0)
+        out = []
+        for i, turn in enumerate(self.ranked):
+            later = self.ranked[i + 1 : i + 1 + reach]
+            if len(later) == reach or any(t.event != turn.event for t in later):
+                out.append(i)
+        return out
+
     def _wanted(self, positions: Sequence[int]) -> list[tuple[int, int, Candidate]]:
         return [
             (r, i, self.candidates[r][i])
