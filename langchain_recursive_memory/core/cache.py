@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any, Generic, Protocol, TypeVar
 
 __all__ = [
@@ -31,13 +31,21 @@ __all__ = [
     "SessionCache",
     "caches",
     "clear_caches",
+    "drop_cached",
     "session_cache_key",
+    "user_cache_key",
 ]
 
 V = TypeVar("V")
 
 SESSION_CACHE_ENTRIES = 256
 """Sessions whose turn log, rankers and HiGMem state a process keeps (least recent out)."""
+
+SESSION_KEY_PARTS = 4
+"""Parts of a session's cache key (:func:`session_cache_key`); longer keys extend it."""
+
+USER_KEY_PARTS = 5
+"""Parts of a user's cache key (:func:`user_cache_key`)."""
 
 HEALTH_CACHE_ENTRIES = 10_000
 """Sessions whose fold health (failures, cool-down, lock) a process remembers."""
@@ -57,6 +65,30 @@ class _Store(Protocol):
 def session_cache_key(store: _Store, namespace: str, session_id: str) -> tuple[str, str, str, str]:
     """The cache key of a session: the database, the collections' prefix and the scope."""
     return (store.identity, store.prefix, namespace, session_id)
+
+
+def user_cache_key(store: _Store, namespace: str, user_id: str) -> tuple[str, str, str, str, str]:
+    """The cache key of a user's state (five parts: never a session's key)."""
+    return (store.identity, store.prefix, namespace, "user", user_id)
+
+
+def drop_cached(
+    store: _Store, namespace: str, session_ids: Iterable[str], user_id: str | None = None
+) -> int:
+    """Drop what every cache of this process holds of these sessions (and user).
+
+    After an erasure, nothing of the deleted data stays in memory either. Returns how
+    many entries were dropped.
+    """
+    doomed = {session_cache_key(store, namespace, sid) for sid in session_ids}
+    user = user_cache_key(store, namespace, user_id) if user_id is not None else None
+
+    def matches(key: Hashable) -> bool:
+        return isinstance(key, tuple) and (
+            key[:SESSION_KEY_PARTS] in doomed or key[:USER_KEY_PARTS] == user
+        )
+
+    return sum(cache.pop_matching(matches) for cache in caches())
 
 
 class SessionCache(Generic[V]):

@@ -1,9 +1,10 @@
 """What both engines (the recursive memory and HiGMem) share: scope, store, runner, usage.
 
 An engine serves one session (``namespace`` + ``session_id``) of a
-:class:`~.storage.MemoryStore`; it holds a :class:`~.runtime.Runner` that performs its
-steps' effects (model, embedder, retries), records what its upkeep spends in the store and
-tells its ``usage_listeners``, and names the vector collection of its embedder.
+:class:`~.storage.MemoryStore`, which may belong to a user (``user_id``); it holds a
+:class:`~.runtime.Runner` that performs its steps' effects (model, embedder, retries),
+records what its upkeep spends in the store and tells its ``usage_listeners``, and names
+the vector collection of its embedder.
 
 Example:
     >>> from langchain_recursive_memory.core import MemoryStore, RecursiveMemory
@@ -20,21 +21,32 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from .cache import HEALTH_CACHE_ENTRIES, SessionCache, session_cache_key
 from .embeddings import embedder_name, resolve_embedder
 from .errors import ConfigurationError, StoreError
 from .models import Embedder, TextModel
+from .retrieval.pool import SESSION, check_scope
 from .runtime.effects import Steps, store_call
 from .runtime.retry import RetryPolicy
 from .runtime.runner import Runner
 from .storage import MemoryStore, StoredTurn, session_key, validate_scope
+from .storage.keys import validate_name
 from .tokenizer import TokenCounter
 from .turn import Turn
 from .usage import Usage, UsageRecord
 
-__all__ = ["Engine", "SessionScope", "resolve_config"]
+__all__ = [
+    "Engine",
+    "OnProgress",
+    "RebuildProgress",
+    "RebuildResult",
+    "RebuildRun",
+    "Rebuilds",
+    "SessionScope",
+    "resolve_config",
+]
 
 logger = logging.getLogger("langchain_recursive_memory")
 
@@ -57,6 +69,86 @@ class SessionScope:
     def key(self) -> str:
         """The session's record-id prefix (see :func:`~.storage.session_key`)."""
         return session_key(self.namespace, self.session_id)
+
+
+@dataclass(frozen=True, slots=True)
+class RebuildProgress:
+    """How far a rebuild is (given to its ``on_progress``).
+
+    Attributes:
+        done: Steps done (a summary version's facts, a session's vectors, a batch of
+            HiGMem turns...).
+        total: Steps in all (as planned when it started or resumed).
+        session_id: The session the last step was of.
+        step: What it did (``"facts"``, ``"vectors"``, ``"nodes"``).
+    """
+
+    done: int
+    total: int
+    session_id: str
+    step: str
+
+
+@dataclass(frozen=True, slots=True)
+class RebuildResult:
+    """What a rebuild re-derived from the turn log.
+
+    Attributes:
+        sessions: The sessions rebuilt.
+        versions: Summary versions whose facts were extracted again.
+        facts: Facts written.
+        vectors: Vectors written.
+        nodes: HiGMem turns indexed again.
+        resumed: Whether it continued a rebuild that had stopped (its progress markers).
+    """
+
+    sessions: tuple[str, ...] = ()
+    versions: int = 0
+    facts: int = 0
+    vectors: int = 0
+    nodes: int = 0
+    resumed: bool = False
+
+
+OnProgress = Callable[[RebuildProgress], None] | None
+"""A rebuild's progress callback (or None)."""
+
+
+class Rebuilds(Protocol):
+    """What rebuilds an engine's derived state (each engine has one)."""
+
+    def steps(
+        self, sessions: Sequence[str], whole_user: bool, on_progress: OnProgress
+    ) -> Steps[RebuildResult]:
+        """Rebuild ``sessions`` (``whole_user``: they are every session of the user)."""
+        ...
+
+
+@dataclass
+class RebuildRun:
+    """A rebuild in progress (both engines'): its plan, what it did, whom to tell."""
+
+    total: int
+    on_progress: OnProgress
+    done: int = 0
+    versions: int = 0
+    facts: int = 0
+    vectors: int = 0
+    nodes: int = 0
+    resumed: bool = False
+
+    def step(self, session_id: str, what: str) -> None:
+        """Count one step done and tell ``on_progress``."""
+        self.done += 1
+        if self.on_progress is not None:
+            total = max(self.total, self.done)
+            self.on_progress(RebuildProgress(self.done, total, session_id, what))
+
+    def result(self, sessions: Sequence[str]) -> RebuildResult:
+        """What the rebuild did, over ``sessions``."""
+        return RebuildResult(
+            tuple(sessions), self.versions, self.facts, self.vectors, self.nodes, self.resumed
+        )
 
 
 def resolve_config(cls: Callable[..., C], config: C | None, fields: Mapping[str, Any]) -> C:
@@ -82,10 +174,14 @@ class Engine:
         embedder: Any supported embedder (see :func:`~.embeddings.resolve_embedder`).
         on_usage: Called with a :class:`~.usage.UsageRecord` after each operation that
             called the model.
+        user_id: The user the session belongs to (validated like a session id, within the
+            namespace), or None. A session's user is recorded at its first write and fixed
+            from then on; a memory opened without ``user_id`` on a session that has one
+            uses the recorded user.
 
     Raises:
         ConfigurationError: For conflicting arguments or a model without the protocol.
-        InvalidInputError: For an invalid session id or namespace.
+        InvalidInputError: For an invalid session id, namespace or user id.
     """
 
     def __init__(
@@ -99,8 +195,11 @@ class Engine:
         counter: TokenCounter,
         embedder: Any,
         on_usage: Callable[[UsageRecord], None] | None,
+        user_id: str | None = None,
     ) -> None:
         validate_scope(namespace, session_id)
+        if user_id is not None:
+            validate_name("user_id", user_id)
         if store is not None and path is not None:
             raise ConfigurationError.for_value("path", path, "give either store or path")
         if model is not None and not isinstance(model, TextModel):
@@ -115,6 +214,127 @@ class Engine:
         self.usage_listeners: list[Callable[[UsageRecord], None]] = [on_usage] if on_usage else []
         self.runner = Runner(model=model, retry=retry, counter=counter, on_usage=self._record_usage)
         self.embedder = resolve_embedder(embedder)
+        self._rebuilder: Rebuilds
+        self._given_user = user_id
+        self._user: str | None = user_id
+        self._user_resolved = False
+        self._joined = False
+
+    # -- the user ---------------------------------------------------------------------------
+
+    @property
+    def user_id(self) -> str | None:
+        """The session's user: the one given, or (once read) the one recorded; or None."""
+        return self._user
+
+    def user_steps(self) -> Steps[str | None]:
+        """The session's user, checked against the one recorded (read once per process).
+
+        Raises:
+            ConfigurationError: When the session belongs to another user (both named).
+        """
+        if self._user_resolved:
+            return self._user
+        recorded = yield from store_call(self.store.recorded_user, self.namespace, self.session_id)
+        given = self._given_user
+        if given is not None and recorded is not None and recorded != given:
+            raise ConfigurationError.for_value(
+                "user_id",
+                given,
+                f"session {self.session_id!r} belongs to user {recorded!r}; a session's "
+                "user is fixed once recorded",
+            )
+        if given is not None and recorded is None:  # recorded at the first write
+            yield from store_call(self.store.bind_user, self.namespace, self.session_id, given)
+        self._user = given if given is not None else recorded
+        self._joined = recorded is not None
+        self._user_resolved = True
+        return self._user
+
+    def _reset_user(self) -> None:
+        self._user, self._user_resolved, self._joined = self._given_user, False, False
+
+    def forget_user(self) -> list[str]:
+        """Delete everything of this session's user: every session of it, its facts, all.
+
+        See :meth:`~.storage.MemoryStore.forget_user`.
+
+        Returns:
+            The ids of the sessions deleted.
+
+        Raises:
+            ConfigurationError: When the session has no user.
+        """
+        user = self.runner.run(self.user_steps())
+        if user is None:
+            raise ConfigurationError.for_value(
+                "user_id", None, f"session {self.session_id!r} belongs to no user"
+            )
+        deleted = self.store.forget_user(self.namespace, user)
+        self._forget()
+        self._reset_user()
+        return deleted
+
+    async def aforget_user(self) -> list[str]:
+        """Async twin of :meth:`forget_user`."""
+        return await asyncio.to_thread(self.forget_user)
+
+    def sessions_steps(self, scope: str) -> Steps[list[str]]:
+        """The sessions an operation of ``scope`` covers: this one, or every one of its user.
+
+        Raises:
+            InvalidInputError: For a scope that is not ``"session"`` or ``"user"``.
+            ConfigurationError: For ``"user"`` when the session has no user.
+        """
+        check_scope(scope)
+        user = yield from self.user_steps()
+        if scope == "session":
+            return [self.session_id]
+        if user is None:
+            raise ConfigurationError.for_value(
+                "scope", scope, f"session {self.session_id!r} belongs to no user_id"
+            )
+        listed = yield from store_call(self.store.user_sessions, self.namespace, user)
+        return [s.session_id for s in listed]
+
+    # -- rebuild ----------------------------------------------------------------------------
+
+    def rebuild(
+        self,
+        scope: str = SESSION,
+        *,
+        on_progress: OnProgress = None,
+    ) -> RebuildResult:
+        """Derive the session's derived state again from its turn log.
+
+        The recursive memory's facts and vectors (after changing the summarizer or the
+        embedder; its summaries are kept), HiGMem's turn and event nodes. Resumable:
+        called again after it stopped (a crash, a failed call), it continues where it
+        stopped, from the progress markers it leaves in the store.
+
+        Args:
+            scope: ``"session"`` (this one) or ``"user"`` (every session of its user).
+            on_progress: Called after each step with a :class:`RebuildProgress`.
+
+        Raises:
+            ConfigurationError: For ``scope="user"`` on a session without a user.
+            ModelError: When a model call failed after its retries (call again).
+            StoreError: When Chroma failed (call again).
+        """
+        return self.runner.run(self._rebuild_steps(scope, on_progress))
+
+    async def arebuild(
+        self,
+        scope: str = SESSION,
+        *,
+        on_progress: OnProgress = None,
+    ) -> RebuildResult:
+        """Async twin of :meth:`rebuild`."""
+        return await self.runner.arun(self._rebuild_steps(scope, on_progress))
+
+    def _rebuild_steps(self, scope: str, on_progress: OnProgress) -> Steps[RebuildResult]:
+        sessions = yield from self.sessions_steps(scope)
+        return (yield from self._rebuilder.steps(sessions, scope == "user", on_progress))
 
     # -- what the runner uses ---------------------------------------------------------------
 
@@ -158,6 +378,10 @@ class Engine:
         items = list(turns)
         counts = [self.counter.count_turn(t) for t in items]
         encoding = self.counter.encoding_name
+        user = yield from self.user_steps()
+        if user is not None and not self._joined:
+            yield from store_call(self.store.join_user, self.namespace, self.session_id, user)
+            self._joined = True
         stored = yield from store_call(
             self.store.append, self.namespace, self.session_id, items, counts, encoding
         )
@@ -225,6 +449,7 @@ class Engine:
         """Delete everything stored for the session (turns and all derived state)."""
         self.store.clear(self.namespace, self.session_id)
         self._forget()
+        self._reset_user()
 
     async def aclear(self) -> None:
         """Async twin of :meth:`clear`."""

@@ -112,6 +112,7 @@ class RetrievedTurn:
             found only through an event get 0).
         event_ids: The events the turn belongs to.
         found_by: ``"ranking"``, ``"event:<id>"`` (predicted inside an event), or both.
+        session_id: The session it is from, when not the memory's own (``scope="user"``).
     """
 
     turn: Turn
@@ -119,3 +120,4 @@ class RetrievedTurn:
     score: float
     event_ids: tuple[str, ...] = ()
     found_by: tuple[str, ...] = ()
+    session_id: str | None = None

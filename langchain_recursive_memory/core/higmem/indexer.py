@@ -26,6 +26,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..engine import SessionScope
 from ..errors import EmbeddingError, ModelError
 from ..events import Event, TurnNote
 from ..models import offers_json
@@ -58,11 +59,12 @@ class Indexer:
 
     Args:
         engine: The HiGMem engine (store, model, embedder, config).
+        scope: The session (default: the engine's; another session of its user).
     """
 
-    def __init__(self, engine: HiGMem) -> None:
+    def __init__(self, engine: HiGMem, scope: SessionScope | None = None) -> None:
         self.engine = engine
-        self.scope = engine.scope
+        self.scope = scope or engine.scope
         self.config = engine.config
 
     def segments(self, state: HiGMemState) -> list[str]:
@@ -73,10 +75,11 @@ class Indexer:
             max_event_turns=self.config.max_event_turns,
         )
 
-    def steps(self, flush: bool) -> Steps[int]:
+    def steps(self, flush: bool, limit: int | None = None) -> Steps[int]:
         """Index the turns that have no turn node yet; return how many were indexed.
 
         Without ``flush``, a last batch smaller than ``batch_size`` waits for more turns.
+        ``limit``: index at most that many (oldest first).
         """
         index = session_index(self.scope)
         if not index.lock.acquire(blocking=False):
@@ -87,6 +90,7 @@ class Indexer:
             state = HiGMemState(list(loaded.turns), dict(loaded.notes), dict(loaded.events))
             segments = self.segments(state)
             pending = [i for i, t in enumerate(state.turns) if t.id not in state.notes]
+            pending = pending[:limit] if limit is not None else pending
             if not pending:
                 return 0
             if self.engine.model is None:

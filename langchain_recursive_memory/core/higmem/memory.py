@@ -32,6 +32,7 @@ from typing import Any
 from ..engine import Engine, resolve_config
 from ..events import Event, TurnNote
 from ..models import TextModel
+from ..retrieval.pool import SESSION
 from ..runtime.effects import Steps
 from ..runtime.retry import RetryPolicy
 from ..storage import DEFAULT_NAMESPACE, MemoryStore, StoredTurn
@@ -40,6 +41,7 @@ from ..turn import Turn, turn_list
 from ..usage import UsageRecord
 from .config import HiGMemConfig, RetrievedTurn
 from .indexer import Indexer
+from .rebuild import NodeRebuilder
 from .retrieval import Retriever
 from .state import session_index
 
@@ -63,6 +65,8 @@ class HiGMem(Engine):
         counter: Token counter for prompt lines (default ``TokenCounter()``).
         on_usage: Called with a :class:`~..usage.UsageRecord` after each operation that
             called the model (also kept in the store: see :meth:`usage`).
+        user_id: The user the conversation belongs to (see :class:`~..engine.Engine`);
+            ``retrieve(..., scope="user")`` then ranks every session of the user.
         **config_fields: Fields of :class:`~.config.HiGMemConfig`.
     """
 
@@ -79,15 +83,17 @@ class HiGMem(Engine):
         retry: RetryPolicy | None = None,
         counter: TokenCounter | None = None,
         on_usage: Callable[[UsageRecord], None] | None = None,
+        user_id: str | None = None,
         **config_fields: Any,
     ) -> None:
         counter = counter or TokenCounter()
         super().__init__(
-            session_id, model, store, path, namespace, retry, counter, embedder, on_usage
+            session_id, model, store, path, namespace, retry, counter, embedder, on_usage, user_id
         )
         self.config = resolve_config(HiGMemConfig, config, config_fields)
         self._indexer = Indexer(self)
         self._retriever = Retriever(self, self._indexer)
+        self._rebuilder = NodeRebuilder(self)
 
     def __repr__(self) -> str:
         return (
@@ -144,7 +150,7 @@ class HiGMem(Engine):
         return await self.runner.arun(self._index_steps(flush=True))
 
     def retrieve(
-        self, query: str, k: int | None = None, *, use_llm: bool | None = None
+        self, query: str, k: int | None = None, *, use_llm: bool | None = None, scope: str = SESSION
     ) -> list[RetrievedTurn]:
         """Return the turns relevant to ``query``, sorted by time.
 
@@ -154,17 +160,21 @@ class HiGMem(Engine):
                 keeps).
             use_llm: Guided retrieval (default: when a model is configured) or the no-LLM
                 ranking (``False``).
+            scope: ``"session"`` (default) or ``"user"``: every session of the memory's
+                user, ranked as one pool without the LLM (events are one conversation's);
+                a turn of another session names it in ``session_id``.
 
         Raises:
-            InvalidInputError: For a query that is not a string or ``k`` < 1.
+            InvalidInputError: For a query that is not a string, ``k`` < 1 or a bad scope.
+            ConfigurationError: For ``scope="user"`` without a user, or with ``use_llm``.
         """
-        return self.runner.run(self._retriever.steps(query, k, use_llm))
+        return self.runner.run(self._retriever.steps(query, k, use_llm, scope))
 
     async def aretrieve(
-        self, query: str, k: int | None = None, *, use_llm: bool | None = None
+        self, query: str, k: int | None = None, *, use_llm: bool | None = None, scope: str = SESSION
     ) -> list[RetrievedTurn]:
         """Async twin of :meth:`retrieve` (per-event and filter calls run concurrently)."""
-        return await self.runner.arun(self._retriever.steps(query, k, use_llm))
+        return await self.runner.arun(self._retriever.steps(query, k, use_llm, scope))
 
     def events(self) -> list[Event]:
         """Return the session's events, oldest first."""

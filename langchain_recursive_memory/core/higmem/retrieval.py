@@ -14,6 +14,11 @@ per-chunk calls run concurrently. A prediction call that fails adds nothing; a f
 that fails keeps all of its candidates (the filter is inclusive), so one unusable answer
 never costs the query its guided results. Results are sorted by real time (the official
 code sorts date strings).
+
+**A user's sessions** (``scope="user"``): the same no-LLM ranking over every session of
+the user as one pool (:mod:`..retrieval.pool`; no window crosses a session). Guided
+retrieval stays within the session (events are one conversation's), so ``scope="user"``
+always ranks without the LLM.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..engine import SessionScope
 from ..errors import ConfigurationError, EmbeddingError, ModelError, StoreError
 from ..events import Event
 from ..prompts import (
@@ -35,6 +41,7 @@ from ..prompts import (
     turn_list_parser,
 )
 from ..retrieval.lexical import LexicalIndex
+from ..retrieval.pool import SessionBlock, TurnPool, check_scope, pooled
 from ..retrieval.ranking import TurnRanker
 from ..retrieval.turns import ranked_turns
 from ..retrieval.windows import WindowSet
@@ -44,15 +51,16 @@ from ..runtime.effects import (
     complete,
     embed_query,
     gather,
+    store_call,
 )
 from ..storage import StoredTurn
 from ..validation import check_count, check_text
 from .affiliation import nearest_events_steps
 from .config import RetrievedTurn
+from .indexer import Indexer
 from .state import HiGMemState, load_steps, session_index
 
 if TYPE_CHECKING:
-    from .indexer import Indexer
     from .memory import HiGMem
 
 __all__ = ["Retriever"]
@@ -71,29 +79,52 @@ class Retriever:
         indexer: Indexes pending turns first (retrieval sees every turn).
     """
 
-    def __init__(self, engine: HiGMem, indexer: Indexer) -> None:
+    def __init__(self, engine: HiGMem, indexer: Indexer, scope: SessionScope | None = None) -> None:
         self.engine = engine
         self.indexer = indexer
-        self.scope = engine.scope
+        self.scope = scope or engine.scope
         self.config = engine.config
 
-    def steps(self, query: str, k: int | None, use_llm: bool | None) -> Steps[list[RetrievedTurn]]:
+    def _guided(self, use_llm: bool | None, scope: str) -> bool:
+        """Whether to retrieve guided by the LLM (refusing what cannot be)."""
+        if scope == "user":
+            if use_llm:
+                raise ConfigurationError.for_value(
+                    "use_llm",
+                    use_llm,
+                    "guided retrieval stays within a session; scope='user' ranks without the LLM",
+                )
+            return False
+        guided = self.engine.model is not None if use_llm is None else use_llm
+        if guided and self.engine.model is None:
+            raise ConfigurationError.for_value("use_llm", use_llm, "needs a model")
+        return guided
+
+    def steps(
+        self, query: str, k: int | None, use_llm: bool | None, scope: str = "session"
+    ) -> Steps[list[RetrievedTurn]]:
         """The turns for ``query``, sorted by time (see :meth:`~.memory.HiGMem.retrieve`)."""
         check_text("query", query)
         if k is not None:
             check_count("k", k)
-        guided = self.engine.model is not None if use_llm is None else use_llm
-        if guided and self.engine.model is None:
-            raise ConfigurationError.for_value("use_llm", use_llm, "needs a model")
+        guided = self._guided(use_llm, check_scope(scope))
+        user = yield from self.engine.user_steps()
+        if scope == "user" and user is None:
+            raise ConfigurationError.for_value(
+                "scope", scope, f"session {self.scope.session_id!r} belongs to no user_id"
+            )
         yield from self.indexer.steps(flush=True)
         state = yield from load_steps(self.scope, session_index(self.scope))
-        ranker, windows = self._ranking(state)
+        pool = self.pool(state)
+        if user is not None and scope == "user":
+            pool = yield from self._user_pool_steps(user, pool)
+        ranker = pool.ranker
         if not ranker.turns or not query.strip():
             return []
         query_vector = None
         if self.engine.embedder is not None:
             query_vector = yield from embed_query(query)
-        dense = yield from self._dense_steps(windows, query_vector)
+        dense = yield from self._dense_steps(pool, query_vector)
         scores = ranker.scores(query, dense)
         score_of = {t.id: float(s) for t, s in zip(ranker.turns, scores, strict=True)}
         order = [ranker.turns[i].id for i in np.argsort(-scores, kind="stable")]
@@ -108,50 +139,72 @@ class Retriever:
             chosen = list(found)
             if k is not None:
                 chosen = sorted(chosen, key=lambda t: -score_of.get(t, 0.0))[:k]
-        return self._results(state, chosen, score_of, found)
+        return self._results(state, pool, chosen, score_of, found)
 
     def _results(
         self,
         state: HiGMemState,
+        pool: TurnPool,
         chosen: Sequence[str],
         score_of: Mapping[str, float],
         found: Found,
     ) -> list[RetrievedTurn]:
-        by_id = {t.id: t for t in state.turns}
-        out = [
-            RetrievedTurn(
-                turn=by_id[tid].turn,
-                speaker=by_id[tid].turn.speaker,
-                score=score_of.get(tid, 0.0),
-                event_ids=state.notes[tid].event_ids if tid in state.notes else (),
+        """The chosen turns (by the ranker's ids), sorted by time."""
+        own = self.scope.session_id
+        out = []
+        for tid in chosen:
+            if tid not in score_of:
+                continue
+            i = pool.position(tid)
+            item, mine = pool.turns[i], pool.sessions[i] == own
+            note = state.notes.get(item.id) if mine else None
+            retrieved = RetrievedTurn(
+                turn=item.turn,
+                speaker=item.turn.speaker,
+                score=score_of[tid],
+                event_ids=note.event_ids if note is not None else (),
                 found_by=found.get(tid, ()),
+                session_id=None if mine else pool.sessions[i],
             )
-            for tid in chosen
-            if tid in by_id
-        ]
-        seq = {t.id: t.seq for t in state.turns}
-        out.sort(key=lambda r: (r.turn.created_at or 0.0, seq.get(r.turn.id or "", 0)))
-        return out
+            out.append((item.seq, retrieved))
+        out.sort(key=lambda p: (p[1].turn.created_at or 0.0, p[0]))
+        return [r for _, r in out]
 
     # -- the ranking ------------------------------------------------------------------------
 
-    def _ranking(self, state: HiGMemState) -> tuple[TurnRanker, WindowSet]:
-        """The multi-scale ranker over the session's turns, and their windows."""
+    def pool(self, state: HiGMemState) -> TurnPool:
+        """The session's turns with text as a one-session pool (ranker and windows cached)."""
         segments = self.indexer.segments(state)
         segment_of = {t.id: s for t, s in zip(state.turns, segments, strict=True)}
         turns = [t for t in state.turns if t.turn.text.strip()]
         signature = (tuple(t.id for t in turns), tuple(segment_of[t.id] for t in turns))
         index = session_index(self.scope)
         cached = index.ranker
-        if isinstance(cached, tuple) and index.ranker_signature == signature:
-            return cached
-        ranked = ranked_turns(turns, [segment_of[t.id] for t in turns])
-        ranking = (
-            TurnRanker(ranked, self.config.ranker),
-            WindowSet(self.scope.key, ranked, self.config.ranker.dense_radii),
-        )
-        index.ranker_signature, index.ranker = signature, ranking
-        return ranking
+        if not (isinstance(cached, TurnPool) and index.ranker_signature == signature):
+            ranked = ranked_turns(turns, [segment_of[t.id] for t in turns])
+            windows = WindowSet(self.scope.key, ranked, self.config.ranker.dense_radii)
+            block = SessionBlock(self.scope.session_id, turns, windows)
+            cached = TurnPool([block], self.config.ranker, TurnRanker(ranked, self.config.ranker))
+            index.ranker_signature, index.ranker = signature, cached
+        return cached
+
+    def _user_pool_steps(self, user: str, own: TurnPool) -> Steps[TurnPool]:
+        """Every session of the user as one pool (this session's part is ``own``)."""
+        store, ns = self.scope.store, self.scope.namespace
+        sessions = yield from store_call(store.user_sessions, ns, user)
+        ids = [s.session_id for s in sessions]
+        if self.scope.session_id not in ids:
+            ids.append(self.scope.session_id)
+        blocks = []
+        for session_id in ids:
+            pool = own
+            if session_id != self.scope.session_id:
+                scope = SessionScope(store, ns, session_id)
+                other = Retriever(self.engine, Indexer(self.engine, scope), scope)
+                state = yield from load_steps(scope, session_index(scope))
+                pool = other.pool(state)
+            blocks.extend(pool.blocks)
+        return pooled(store, ns, user, blocks, self.config.ranker, "higmem")
 
     def index_windows_steps(self) -> Steps[int]:
         """Embed the settled windows that have no current vector (after indexing).
@@ -163,7 +216,7 @@ class Retriever:
         if self.engine.embedder is None or space is None:
             return 0
         state = yield from load_steps(self.scope, session_index(self.scope))
-        _, windows = self._ranking(state)
+        windows = self.pool(state).blocks[0].windows
         scope = (self.scope.namespace, self.scope.session_id)
         try:
             return (
@@ -178,17 +231,16 @@ class Retriever:
             return 0
 
     def _dense_steps(
-        self, windows: WindowSet, query_vector: list[float] | None
+        self, pool: TurnPool, query_vector: list[float] | None
     ) -> Steps[dict[int, np.ndarray] | None]:
         """The question's similarity with every window (embedding windows without one)."""
         space = self.engine.space
-        if query_vector is None or space is None or not windows.ranked:
+        if query_vector is None or space is None or not pool.turns:
             return None
-        scope = (self.scope.namespace, self.scope.session_id)
-        positions = list(range(len(windows.ranked)))
+        positions = list(range(len(pool.turns)))
         return (
-            yield from windows.similarity_steps(
-                self.scope.store, space, scope, query_vector, positions
+            yield from pool.similarity_steps(
+                self.scope.store, space, self.scope.namespace, query_vector, positions
             )
         )
 

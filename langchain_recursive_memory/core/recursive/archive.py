@@ -11,6 +11,10 @@ turns). What that needs is kept per process and session (:mod:`..cache`):
 
 A fold embeds the windows of the turns it archives (:meth:`ArchiveIndex.embed_steps`),
 so recall finds them stored and only reads them.
+
+A user's sessions are ranked as one :class:`~..retrieval.pool.TurnPool`
+(:class:`UserArchive`): each session's log and windows come from that session's own
+archive index, the pool's ranker is kept per user while no session's turns change.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..cache import SESSION_CACHE_ENTRIES, SessionCache, session_cache_key
+from ..engine import SessionScope
+from ..retrieval.pool import SessionBlock, TurnPool, pooled
 from ..retrieval.ranking import RankerParams, TurnRanker
 from ..retrieval.turns import ranked_turns
 from ..retrieval.windows import WindowSet
@@ -29,7 +35,7 @@ from ..storage import StoredTurn, Summary
 if TYPE_CHECKING:
     from ..engine import Engine
 
-__all__ = ["ArchiveIndex"]
+__all__ = ["ArchiveIndex", "UserArchive"]
 
 
 @dataclass
@@ -53,14 +59,19 @@ class ArchiveIndex:
     Args:
         engine: The engine (store, embedder, vector space).
         params: The ranking's weights and window radii.
+        scope: The session (default: the engine's; another session of its user).
     """
 
-    def __init__(self, engine: Engine, params: RankerParams | None = None) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        params: RankerParams | None = None,
+        scope: SessionScope | None = None,
+    ) -> None:
         self.engine = engine
-        self.scope = engine.scope
+        self.scope = scope or engine.scope
         self.params = params or RankerParams()
-        store = engine.scope.store
-        self._key = session_cache_key(store, engine.scope.namespace, engine.scope.session_id)
+        self._key = session_cache_key(self.scope.store, self.scope.namespace, self.scope.session_id)
 
     def _cache(self) -> _SessionArchive:
         return _ARCHIVE.get_or_create(self._key, _SessionArchive)
@@ -104,6 +115,12 @@ class ArchiveIndex:
             cache.ranked_signature = signature
         return cache.ranker, cache.windows
 
+    def pool(self, turns: Sequence[StoredTurn]) -> TurnPool:
+        """The session's ``turns`` as a one-session pool (its cached ranker and windows)."""
+        ranker, windows = self.ranking(turns)
+        block = SessionBlock(self.scope.session_id, list(turns), windows)
+        return TurnPool([block], self.params, ranker)
+
     def embed_steps(
         self,
         summary: Summary | None,
@@ -132,3 +149,41 @@ class ArchiveIndex:
         wanted = set(turn_ids)
         positions = [i for i, t in enumerate(log) if t.id in wanted]
         return (yield from windows.embed_steps(store, space, (namespace, session_id), positions))
+
+
+class UserArchive:
+    """The turns of every session of a user, ranked as one pool (see the module doc).
+
+    Args:
+        engine: The engine (its session is one of the user's).
+        own: The engine's own archive index.
+    """
+
+    def __init__(self, engine: Engine, own: ArchiveIndex) -> None:
+        self.engine = engine
+        self.own = own
+
+    def pool_steps(self, user_id: str, own_turns: Sequence[StoredTurn]) -> Steps[TurnPool]:
+        """The pool of the user's sessions; the engine's own session ranks ``own_turns``.
+
+        Each other session's whole log is ranked (none of it is in this session's window).
+        """
+        scope = self.engine.scope
+        store, namespace = scope.store, scope.namespace
+        sessions = yield from store_call(store.user_sessions, namespace, user_id)
+        ids = [s.session_id for s in sessions]
+        if scope.session_id not in ids:  # a new session, not stored to yet
+            ids.append(scope.session_id)
+        blocks = []
+        for session_id in ids:
+            if session_id == scope.session_id:
+                turns = list(own_turns)
+                archive = self.own
+            else:
+                archive = ArchiveIndex(
+                    self.engine, self.own.params, SessionScope(store, namespace, session_id)
+                )
+                state = yield from store_call(store.load, namespace, session_id)
+                turns = yield from archive.log_steps(state.summary, state.turns)
+            blocks.append(SessionBlock(session_id, turns, archive.ranking(turns)[1]))
+        return pooled(store, namespace, user_id, blocks, self.own.params, "archive")

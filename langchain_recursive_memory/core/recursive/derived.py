@@ -13,19 +13,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..errors import EmbeddingError, StoreError
 from ..facts import Fact
 from ..runtime.effects import Steps, embed_documents, store_call
 from ..storage import StoredTurn, Summary, VectorRecord, text_hash
-from ..storage.keys import fact_vector_id
+from ..storage.keys import fact_vector_id, user_fact_record_id, user_key
 from .archive import ArchiveIndex
 
 if TYPE_CHECKING:
     from ..engine import Engine
 
-__all__ = ["DerivedWriter"]
+__all__ = ["DerivedWriter", "stated"]
 
 logger = logging.getLogger("langchain_recursive_memory")
 
@@ -35,6 +36,21 @@ class _ToEmbed(NamedTuple):
     kind: str
     ref: str
     text: str
+
+
+def stated(facts: Sequence[Fact], chunk: Sequence[StoredTurn]) -> list[Fact]:
+    """``facts`` stamped with when their newest source turn of ``chunk`` was said.
+
+    A fact naming no turn of the chunk gets the chunk's newest time.
+    """
+    when = {t.id: t.turn.created_at or t.seq / 1e9 for t in chunk}
+    if not when:
+        return list(facts)
+    newest = max(when.values())
+    return [
+        replace(f, stated_at=max((when[t] for t in f.source_turn_ids if t in when), default=newest))
+        for f in facts
+    ]
 
 
 class DerivedWriter:
@@ -50,19 +66,30 @@ class DerivedWriter:
         self.archive = archive
 
     def fact_record_id(self, fact: Fact) -> str:
-        """The vector record id of a fact (the same as its fact record)."""
-        return fact_vector_id(self.engine.scope.key, fact.key_hash)
+        """The vector record id of a fact (the same as its fact record): the user's, if any.
 
-    def facts_steps(self, facts: list[Fact] | None) -> Steps[list[Fact]]:
+        The engine's user must be resolved (:meth:`~..engine.Engine.user_steps`).
+        """
+        scope, user = self.engine.scope, self.engine.user_id
+        if user is not None:
+            return user_fact_record_id(user_key(scope.namespace, user), fact.key_hash)
+        return fact_vector_id(scope.key, fact.key_hash)
+
+    def facts_steps(
+        self, facts: list[Fact] | None, chunk: Sequence[StoredTurn] = ()
+    ) -> Steps[list[Fact]]:
         """Store a fold's facts (before its version commits); return them as stored.
 
         Written first, a version's facts are in the store whenever the version is visible,
         so a reader may cache a session's facts per summary version. A failure is logged,
-        never raised: the facts are extracted again by a later fold.
+        never raised: the facts are extracted again by a later fold. Each fact is stamped
+        with when its newest source turn of ``chunk`` was said (``stated_at``): across a
+        user's sessions the newest statement wins, whatever order they fold in.
         """
         scope = self.engine.scope
         if not facts:
             return []
+        facts = stated(facts, chunk)
         try:
             return (
                 yield from store_call(

@@ -42,13 +42,17 @@ class SummaryFacade:
         """The latest summary version with its provenance (turn ids, version, method)."""
         return self._summary_engine().summary()
 
-    def fold(self, *, force: bool = False) -> FoldResult:
-        """Fold now if due (or always with ``force``); raises if the summarizer fails."""
-        return self._summary_engine().fold(force=force)
+    def fold(self, *, force: bool = False, keep: bool = True) -> FoldResult:
+        """Fold now if due (or always with ``force``); raises if the summarizer fails.
 
-    async def afold(self, *, force: bool = False) -> FoldResult:
+        ``fold(force=True, keep=False)`` folds every message (a conversation that ends:
+        its facts reach the user's other sessions now).
+        """
+        return self._summary_engine().fold(force=force, keep=keep)
+
+    async def afold(self, *, force: bool = False, keep: bool = True) -> FoldResult:
         """Async twin of :meth:`fold`."""
-        return await self._summary_engine().afold(force=force)
+        return await self._summary_engine().afold(force=force, keep=keep)
 
     def usage(self) -> Usage:
         """What this session's memory upkeep has spent (LLM calls, input/output tokens)."""

@@ -198,19 +198,26 @@ class Folder:
         self.health.window = (tokens, len(turns))
 
     def steps(
-        self, force: bool, from_add: bool, reserve: int = 0, *, inline: bool = False
+        self,
+        force: bool,
+        from_add: bool,
+        reserve: int = 0,
+        *,
+        inline: bool = False,
+        keep: bool = True,
     ) -> Steps[FoldResult]:
         """Fold if due (or with ``force``); from ``add``, a cool-down, lease or lock skips.
 
         ``reserve``: tokens the caller's request uses now beside the memory's messages.
         ``inline``: the fold runs inside the caller's ``add``: ``retry.fold_deadline``
-        bounds it.
+        bounds it. ``keep``: keep the recent messages verbatim (False: fold them too).
 
         Raises:
             ModelError: When the summarizer failed (not from ``add``).
             StoreError: When Chroma failed (not from ``add``).
         """
         health = self.health
+        yield from self.derived.engine.user_steps()  # facts are the user's, if it has one
         if from_add and time.monotonic() < health.retry_at:
             return FoldResult(skipped="cooldown", error=health.last_error)
         if not health.lock.acquire(blocking=False):
@@ -221,7 +228,7 @@ class Folder:
         try:
             with deadline(self.retry.fold_deadline if inline else None):
                 for _ in range(MAX_FOLD_RELOADS):
-                    lost = yield from self._attempt_steps(force, progress, reserve, lease)
+                    lost = yield from self._attempt_steps(force, progress, reserve, lease, keep)
                     if not lost:
                         break
                     force = False
@@ -242,13 +249,20 @@ class Folder:
         return self._result(progress, None)
 
     def _attempt_steps(
-        self, force: bool, progress: _Progress, reserve: int, lease: _Lease | None
+        self,
+        force: bool,
+        progress: _Progress,
+        reserve: int,
+        lease: _Lease | None,
+        keep: bool = True,
     ) -> Steps[bool]:
         """Load, plan and fold; return whether another writer won a version first."""
         scope = self.scope
         state = yield from store_call(scope.store.load, scope.namespace, scope.session_id)
         progress.summary = state.summary
-        plan = plan_fold(state.turns, self.config, self.counter, force=force, reserve=reserve)
+        plan = plan_fold(
+            state.turns, self.config, self.counter, force=force, reserve=reserve, keep=keep
+        )
         self.observe(state.turns)
         if plan is None or stopping():
             return False
@@ -258,7 +272,9 @@ class Folder:
             state = yield from store_call(scope.store.load, scope.namespace, scope.session_id)
         state = yield from store_call(scope.store.settle, state)
         progress.summary = state.summary
-        plan = plan_fold(state.turns, self.config, self.counter, force=force, reserve=reserve)
+        plan = plan_fold(
+            state.turns, self.config, self.counter, force=force, reserve=reserve, keep=keep
+        )
         if plan is None:
             return False
         progress.pending = list(plan.folded)
@@ -268,7 +284,7 @@ class Folder:
             if stopping() or (lease is not None and not (yield from lease.claim_steps())):
                 return False  # the interpreter exits, or the lease passed to another writer
             new, facts = yield from self._version_steps(progress.summary, chunk)
-            stored_facts = yield from self.derived.facts_steps(facts)
+            stored_facts = yield from self.derived.facts_steps(facts, chunk)
             done_ids.update(new.turn_ids)
             passed = tuple(
                 t.id for t in state.turns if t.id not in done_ids and t.seq < new.last_seq

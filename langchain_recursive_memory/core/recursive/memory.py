@@ -67,7 +67,8 @@ from .archive import ArchiveIndex
 from .context import Context, ContextBuilder
 from .derived import DerivedWriter
 from .folder import Folder, FoldResult
-from .recall import KINDS, Recaller, check_kinds
+from .rebuild import Rebuilder
+from .recall import KINDS, SCOPES, Recaller, check_kinds, check_scope
 from .summarize import FACT_MODES, FactSettings, Summarizer
 
 __all__ = ["CONTEXT_RECALL_K", "HybridMemory", "RecursiveMemory"]
@@ -110,6 +111,15 @@ class RecursiveMemory(Engine):
         background_folds: Fold on a background thread (sync) or task (async) so that
             ``add`` returns as soon as the turns are stored (default False). Reads during a
             fold see the state before or after it, always within the budget.
+        user_id: The user the conversation belongs to (validated like a session id, within
+            the namespace; default None: the session alone, as before users existed). The
+            facts of a user's sessions are the user's: extracted in any of them, recalled
+            in all of them, a later correction updating the same fact. Fixed once recorded
+            (a different one is a ``ConfigurationError``); a memory opened without it on a
+            session that has one uses the recorded one.
+        recall_scope: Where ``context(query)`` and ``recall`` take archived turns from by
+            default: ``"session"`` (default: this conversation only; the user's facts are
+            recalled anyway) or ``"user"`` (every session of the user).
         **config_fields: Fields of :class:`~..config.MemoryConfig`.
 
     Raises:
@@ -136,19 +146,17 @@ class RecursiveMemory(Engine):
         fact_attempts: int = 2,
         background_folds: bool = False,
         on_usage: Callable[[UsageRecord], None] | None = None,
+        user_id: str | None = None,
+        recall_scope: str = "session",
         **config_fields: Any,
     ) -> None:
-        if shorten_attempts < 0:
-            raise ConfigurationError.for_value("shorten_attempts", shorten_attempts, "must be >= 0")
-        if fact_mode not in FACT_MODES:
-            raise ConfigurationError.for_value("fact_mode", fact_mode, f"must be in {FACT_MODES}")
-        if fact_attempts < 1:
-            raise ConfigurationError.for_value("fact_attempts", fact_attempts, "must be >= 1")
+        _check_settings(shorten_attempts, fact_mode, fact_attempts, recall_scope)
         self.config = resolve_config(MemoryConfig, config, config_fields)
         counter = counter or TokenCounter(tokenizer_model)
         super().__init__(
-            session_id, model, store, path, namespace, retry, counter, embedder, on_usage
+            session_id, model, store, path, namespace, retry, counter, embedder, on_usage, user_id
         )
+        self.recall_scope = recall_scope
         self.extract_facts = extract_facts
         self.fact_mode = fact_mode
         self.background_folds = background_folds
@@ -162,6 +170,7 @@ class RecursiveMemory(Engine):
         derived = DerivedWriter(self, archive)
         self._folder = Folder(summarizer, derived, self.config, self.counter, self.retry)
         self._recaller = Recaller(self, self.context_builder, derived, archive)
+        self._rebuilder = Rebuilder(self, summarizer, derived, archive)
         self._derived = derived
         if model is None:
             logger.info(
@@ -226,10 +235,23 @@ class RecursiveMemory(Engine):
         if query is None or not query.strip() or self.config.recall_tokens == 0:
             return base
         exclude = {t.id for t in base.window if t.id is not None}
-        hits = yield from self._recaller.steps(query, k or CONTEXT_RECALL_K, KINDS, exclude, state)
+        hits = yield from self._recaller.steps(
+            query, k or CONTEXT_RECALL_K, KINDS, exclude, state, self.recall_scope
+        )
         return self.build_context(state, hits, reserve=reserve)
 
+    def _recall_steps(
+        self, query: str, k: int, kinds: Sequence[str], scope: str | None
+    ) -> Steps[list[RecallHit]]:
+        chosen = check_kinds(kinds)
+        return (
+            yield from self._recaller.steps(
+                query, k, chosen, scope=check_scope(scope or self.recall_scope)
+            )
+        )
+
     def _reindex_steps(self) -> Steps[int]:
+        yield from self.user_steps()
         turns = yield from store_call(self.store.turns, self.namespace, self.session_id)
         facts = yield from store_call(self.store.get_facts, self.namespace, self.session_id)
         state = yield from store_call(self.store.load, self.namespace, self.session_id)
@@ -303,18 +325,24 @@ class RecursiveMemory(Engine):
         """Wait until this memory's background fold tasks (async ones) have finished."""
         await self._background.await_tasks()
 
-    def fold(self, *, force: bool = False) -> FoldResult:
+    def fold(self, *, force: bool = False, keep: bool = True) -> FoldResult:
         """Fold now if due (or unconditionally with ``force``), ignoring any cool-down.
+
+        Args:
+            force: Fold even when the window is within its budget.
+            keep: Keep the recent messages verbatim (``keep_tokens``/``keep_messages``).
+                ``fold(force=True, keep=False)`` folds every message: when a conversation
+                ends, its facts (extracted at folds) reach the user's other sessions now.
 
         Raises:
             ModelError: When the summary model failed after its retries.
             StoreError: When Chroma failed.
         """
-        return self.runner.run(self._folder.steps(force=force, from_add=False))
+        return self.runner.run(self._folder.steps(force=force, from_add=False, keep=keep))
 
-    async def afold(self, *, force: bool = False) -> FoldResult:
+    async def afold(self, *, force: bool = False, keep: bool = True) -> FoldResult:
         """Async twin of :meth:`fold`."""
-        return await self.runner.arun(self._folder.steps(force=force, from_add=False))
+        return await self.runner.arun(self._folder.steps(force=force, from_add=False, keep=keep))
 
     def context(
         self, query: str | None = None, *, k: int | None = None, reserve: int = 0
@@ -323,7 +351,8 @@ class RecursiveMemory(Engine):
 
         Args:
             query: The current question. With it (and ``recall_tokens`` > 0), the first
-                message also holds the facts and archived turns recalled for it.
+                message also holds the facts and archived turns recalled for it (the
+                turns from where ``recall_scope`` says; the user's facts in any case).
             k: Most memories to consider for the recall share (default 12).
             reserve: Tokens of ``max_tokens`` to leave free for what the caller sends
                 beside the context (a system prompt it adds itself).
@@ -336,30 +365,45 @@ class RecursiveMemory(Engine):
         """Async twin of :meth:`context`."""
         return await self.runner.arun(self._context_steps(query, k, reserve))
 
-    def recall(self, query: str, k: int = 6, *, kinds: Sequence[str] = KINDS) -> list[RecallHit]:
+    def recall(
+        self, query: str, k: int = 6, *, kinds: Sequence[str] = KINDS, scope: str | None = None
+    ) -> list[RecallHit]:
         """Return the ``k`` facts and archived turns most relevant to ``query``.
 
         See :mod:`.recall` for the ranking. Each hit carries its score, its lexical and
-        dense ranks and its provenance.
+        dense ranks and its provenance. The facts of the session's user (if any) are
+        recalled whatever the scope.
+
+        Args:
+            query: The question.
+            k: Most hits.
+            kinds: ``"fact"`` and/or ``"turn"``.
+            scope: ``"session"`` (this conversation's archived turns) or ``"user"`` (those
+                of every session of the user); default: ``recall_scope``.
 
         Raises:
-            InvalidInputError: For a query that is not a string or ``k`` < 1.
+            InvalidInputError: For a query that is not a string, ``k`` < 1 or a bad scope.
+            ConfigurationError: For ``scope="user"`` on a session without a user.
         """
-        return self.runner.run(self._recaller.steps(query, k, check_kinds(kinds)))
+        return self.runner.run(self._recall_steps(query, k, kinds, scope))
 
     async def arecall(
-        self, query: str, k: int = 6, *, kinds: Sequence[str] = KINDS
+        self, query: str, k: int = 6, *, kinds: Sequence[str] = KINDS, scope: str | None = None
     ) -> list[RecallHit]:
         """Async twin of :meth:`recall`."""
-        return await self.runner.arun(self._recaller.steps(query, k, check_kinds(kinds)))
+        return await self.runner.arun(self._recall_steps(query, k, kinds, scope))
 
     def facts(self) -> list[Fact]:
-        """Return the session's facts, oldest first."""
-        return self.store.get_facts(self.namespace, self.session_id)
+        """Return the session's facts, oldest first (its user's too, when it has one)."""
+        return self.runner.run(self._facts_steps())
 
     async def afacts(self) -> list[Fact]:
         """Async twin of :meth:`facts`."""
-        return await asyncio.to_thread(self.facts)
+        return await self.runner.arun(self._facts_steps())
+
+    def _facts_steps(self) -> Steps[list[Fact]]:
+        yield from self.user_steps()
+        return (yield from store_call(self.store.get_facts, self.namespace, self.session_id))
 
     def reindex(self) -> int:
         """Embed every archived turn and fact that has no vector yet.
@@ -409,6 +453,20 @@ class RecursiveMemory(Engine):
     async def asummary(self) -> Summary | None:
         """Async twin of :meth:`summary`."""
         return await asyncio.to_thread(self.summary)
+
+
+def _check_settings(
+    shorten_attempts: int, fact_mode: str, fact_attempts: int, recall_scope: str
+) -> None:
+    """Check the engine settings that are not budgets (``ConfigurationError``, named)."""
+    if shorten_attempts < 0:
+        raise ConfigurationError.for_value("shorten_attempts", shorten_attempts, "must be >= 0")
+    if fact_mode not in FACT_MODES:
+        raise ConfigurationError.for_value("fact_mode", fact_mode, f"must be in {FACT_MODES}")
+    if fact_attempts < 1:
+        raise ConfigurationError.for_value("fact_attempts", fact_attempts, "must be >= 1")
+    if recall_scope not in SCOPES:
+        raise ConfigurationError.for_value("recall_scope", recall_scope, f"must be in {SCOPES}")
 
 
 def _is_prefix(stored: Sequence[Turn], turns: Sequence[Turn]) -> bool:

@@ -74,12 +74,14 @@ def plan_fold(
     *,
     force: bool = False,
     reserve: int = 0,
+    keep: bool = True,
 ) -> FoldPlan | None:
     """Decide whether the unfolded ``turns`` must be folded, and how.
 
     The newest user message and the newest unit are never folded unforced (see
     :func:`_pinned`): a version may then skip the held-back question, which a later fold
-    takes once a newer user message exists.
+    takes once a newer user message exists. With ``keep=False`` (and ``force``: a
+    conversation that ends) no recent message stays verbatim: every one is folded.
 
     Returns:
         The plan, or None when nothing needs folding.
@@ -90,15 +92,15 @@ def plan_fold(
         return None
     units = units_of(turns)
     cost_of = {s.id: c for s, c in zip(turns, counts, strict=True)}
-    kept = _kept_units(units, cost_of, config, reserve)
+    kept = _kept_units(units, cost_of, config, reserve) if keep else 0
     pinned = _pinned(units, force)
     fold_units = [u for i, u in enumerate(units[: len(units) - kept]) if i not in pinned]
     if not fold_units:
         return None
     chunks = _chunks(fold_units, cost_of, config)
     folded = {id(u) for u in fold_units}
-    keep = tuple(s for unit in units if id(unit) not in folded for s in unit)
-    return FoldPlan(chunks, keep, reason)
+    verbatim = tuple(s for unit in units if id(unit) not in folded for s in unit)
+    return FoldPlan(chunks, verbatim, reason)
 
 
 def _pinned(units: Sequence[Sequence[StoredTurn]], force: bool) -> set[int]:

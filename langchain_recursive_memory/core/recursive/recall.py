@@ -12,6 +12,15 @@ failure falls back to BM25 with a warning.
 
 The session's turn log, ranker and windows are kept by its :class:`~.archive.ArchiveIndex`
 (read again only after a fold); the facts' BM25 index is rebuilt only when they change.
+
+**A user's sessions.** When the session belongs to a user, its facts are the user's (learned
+in any of the user's sessions, see :meth:`~..storage.MemoryStore.get_facts`): they are
+recalled by default, read again whenever the user's facts change (its stamp). Archived
+turns come from this session only (``scope="session"``, the default: another
+conversation's words only when asked) or from every session of the user
+(``scope="user"``): the same ranking over the user's sessions as one pool
+(:class:`~.archive.UserArchive`), windows never crossing a session; a hit from another
+session names it in ``metadata["session_id"]``.
 """
 
 from __future__ import annotations
@@ -24,27 +33,37 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..cache import SESSION_CACHE_ENTRIES, SessionCache, session_cache_key
-from ..errors import EmbeddingError, InvalidInputError, StoreError
+from ..errors import ConfigurationError, EmbeddingError, InvalidInputError, StoreError
 from ..facts import Fact
 from ..retrieval.dense import Candidate, nearest_steps
 from ..retrieval.facts import fact_texts, rank_facts
 from ..retrieval.hits import RecallHit
 from ..retrieval.lexical import LexicalIndex
+from ..retrieval.pool import SCOPES, TurnPool, check_scope
 from ..runtime.effects import Steps, embed_query, store_call
 from ..storage import SessionState, StoredTurn, text_hash
 from ..validation import check_count, check_text
-from .archive import ArchiveIndex
+from .archive import ArchiveIndex, UserArchive
 from .context import ContextBuilder
 from .derived import DerivedWriter
 
 if TYPE_CHECKING:
     from ..engine import Engine
 
-__all__ = ["DENSE_POOL_MIN", "DENSE_POOL_PER_K", "KINDS", "Recaller", "check_kinds"]
+__all__ = [
+    "DENSE_POOL_MIN",
+    "DENSE_POOL_PER_K",
+    "KINDS",
+    "SCOPES",
+    "Recaller",
+    "check_kinds",
+    "check_scope",
+]
 
 logger = logging.getLogger("langchain_recursive_memory")
 
 KINDS = ("fact", "turn")
+
 DENSE_POOL_PER_K = 4
 """Dense candidates kept per requested hit (plus the excluded window)."""
 DENSE_POOL_MIN = 20
@@ -56,10 +75,11 @@ class _SessionRecall:
     """What recall keeps of a session's facts between calls (in this process).
 
     A fold stores its facts before it commits its version, so the facts read at a
-    version (``facts_key``: version, fold id) stay current until the next version.
+    version (``facts_key``: version, fold id, and the user's facts stamp) stay current
+    until the next version or the next change of the user's facts.
     """
 
-    facts_key: tuple[int, str] | None = None
+    facts_key: tuple[Any, ...] | None = None
     facts: tuple[Fact, ...] = ()
     fact_candidates: tuple[Candidate, ...] = ()
     facts_signature: tuple[Any, ...] = ()
@@ -106,6 +126,7 @@ class Recaller:
         self.builder = builder
         self.derived = derived
         self.archive = archive
+        self.users = UserArchive(engine, archive)
         self._key = session_cache_key(self.scope.store, self.scope.namespace, self.scope.session_id)
 
     def _cache(self) -> _SessionRecall:
@@ -123,36 +144,56 @@ class Recaller:
         kinds: tuple[str, ...],
         exclude: set[str] | None = None,
         state: SessionState | None = None,
+        scope: str = "session",
     ) -> Steps[list[RecallHit]]:
-        """The ``k`` best hits for ``query`` (``exclude``: turn ids not to recall)."""
+        """The ``k`` best hits for ``query`` (``exclude``: turn ids not to recall).
+
+        Raises:
+            ConfigurationError: For ``scope="user"`` when the session has no user.
+        """
         check_text("query", query)
         check_count("k", k)
-        scope = self.scope
+        check_scope(scope)
+        user = yield from self.engine.user_steps()
+        if scope == "user" and user is None:
+            raise ConfigurationError.for_value(
+                "scope", scope, f"session {self.scope.session_id!r} belongs to no user_id"
+            )
+        store, ns, sid = self.scope.store, self.scope.namespace, self.scope.session_id
         if state is None:
-            state = yield from store_call(scope.store.load, scope.namespace, scope.session_id)
+            state = yield from store_call(store.load, ns, sid)
         everything = yield from self.archive.log_steps(state.summary, state.turns)
         if exclude is None:
             exclude = {t.id for t in self.builder.build(state).window if t.id is not None}
         facts: Sequence[Fact] = ()
         if "fact" in kinds:
-            facts = yield from self._facts_steps(state)
-        archived: set[str] = set()
+            facts = yield from self._facts_steps(state, user)
+        pool: TurnPool | None = None
+        candidates: list[int] = []
         if "turn" in kinds:
-            archived = {t.id for t in everything if t.id not in exclude and t.turn.text.strip()}
-        if not query.strip() or not (archived or facts):
+            if scope == "user" and user is not None:
+                pool = yield from self.users.pool_steps(user, everything)
+            else:
+                pool = self.archive.pool(everything)
+            candidates = [
+                i
+                for i, (t, owner) in enumerate(zip(pool.turns, pool.sessions, strict=True))
+                if t.turn.text.strip() and (owner != sid or t.id not in exclude)
+            ]
+        if not query.strip() or not (candidates or facts):
             return []
-        pool = max(DENSE_POOL_PER_K * k, DENSE_POOL_MIN) + len(exclude)
+        dense_pool = max(DENSE_POOL_PER_K * k, DENSE_POOL_MIN) + len(exclude)
         scored: list[tuple[float, RecallHit]] = []
         query_vector = yield from self._query_vector_steps(query)
-        if archived:
-            scored = yield from self._turn_hits_steps(query, query_vector, everything, archived, k)
+        if pool is not None and candidates:
+            scored = yield from self._turn_hits_steps(query, query_vector, pool, candidates, k)
         if facts:
-            dense_facts = yield from self._dense_facts_steps(query_vector, facts, pool)
+            dense_facts = yield from self._dense_facts_steps(query_vector, facts, dense_pool)
             index = self._facts_index(facts)
             ranked = rank_facts(facts, index, query, dense_facts)
             ranked.sort(key=lambda r: (-r[0], r[1].key))  # the order of the final sort
             for score, fact, lex, dense in ranked[:k]:
-                scored.append((score, _fact_hit(fact, score, lex, dense)))
+                scored.append((score, _fact_hit(fact, score, lex, dense, user)))
         scored.sort(key=lambda p: (-p[0], p[1].kind, p[1].id))
         return [hit for _, hit in scored[:k]]
 
@@ -173,10 +214,17 @@ class Recaller:
             exc,
         )
 
-    def _facts_steps(self, state: SessionState) -> Steps[Sequence[Fact]]:
-        """The session's facts, read again only when a new summary version commits."""
+    def _facts_steps(self, state: SessionState, user: str | None) -> Steps[Sequence[Fact]]:
+        """The session's facts, read again only when a new summary version commits.
+
+        A user's session sees the user's facts: read again when the user's stamp changes.
+        """
         summary = state.summary
-        key = (summary.version, summary.fold_id) if summary is not None else None
+        version = (summary.version, summary.fold_id) if summary is not None else None
+        key: tuple[Any, ...] | None = (version,) if version is not None else None
+        if user is not None:
+            stamp = yield from store_call(self.scope.store.user_stamp, self.scope.namespace, user)
+            key = (version, stamp)
         cache = self._cache()
         if key is None or cache.facts_key != key:
             scope = self.scope
@@ -219,46 +267,50 @@ class Recaller:
         self,
         query: str,
         query_vector: list[float] | None,
-        everything: Sequence[StoredTurn],
-        archived: set[str],
+        pool: TurnPool,
+        candidates: list[int],
         k: int,
     ) -> Steps[list[tuple[float, RecallHit]]]:
-        """The ``k`` best archived turns as hits (with their lexical and dense ranks)."""
-        ranker, windows = self.archive.ranking(everything)
+        """The ``k`` best candidate turns of the pool as hits (with their ranks)."""
+        ranker = pool.ranker
         dense = None
         space = self.engine.space
         if query_vector is not None and space is not None:
-            positions = [i for i, t in enumerate(everything) if t.id in archived]
-            scope = (self.scope.namespace, self.scope.session_id)
             try:
-                dense = yield from windows.similarity_steps(
-                    self.scope.store, space, scope, query_vector, positions
+                dense = yield from pool.similarity_steps(
+                    self.scope.store, space, self.scope.namespace, query_vector, candidates
                 )
             except (EmbeddingError, StoreError) as exc:
                 self._dense_unavailable(exc)
         scores = ranker.scores(query, dense)
-        lex_rank = {tid: r for r, tid in enumerate(ranker.lexical_order(query), start=1)}
-        dense_rank: dict[str, int] = {}
+        lex_rank = {
+            pool.position(tid): r for r, tid in enumerate(ranker.lexical_order(query), start=1)
+        }
+        dense_rank: dict[int, int] = {}
         if dense is not None:
             stacked = np.stack(list(dense.values()))
             best = np.where(np.isnan(stacked), -np.inf, stacked).max(axis=0)
             order = [i for i in np.argsort(-best, kind="stable") if np.isfinite(best[i])]
-            dense_rank = {everything[i].id: r for r, i in enumerate(order, start=1)}
-        keep = np.array([t.id in archived for t in everything]) & (scores > 0)
+            dense_rank = {int(i): r for r, i in enumerate(order, start=1)}
+        keep = np.zeros(len(pool.turns), bool)
+        keep[candidates] = True
+        keep &= scores > 0
         order = [int(i) for i in np.argsort(-np.where(keep, scores, -np.inf), kind="stable")]
-        best = [i for i in order[:k] if keep[i]]
-        best = best[: ranker.cut([float(scores[i]) for i in best], k)]
+        top = [i for i in order[:k] if keep[i]]
+        top = top[: ranker.cut([float(scores[i]) for i in top], k)]
+        own = self.scope.session_id
         return [
             (
                 float(scores[i]),
                 _turn_hit(
-                    everything[i],
+                    pool.turns[i],
                     float(scores[i]),
-                    lex_rank.get(everything[i].id),
-                    dense_rank.get(everything[i].id),
+                    lex_rank.get(i),
+                    dense_rank.get(i),
+                    pool.sessions[i] if pool.sessions[i] != own else None,
                 ),
             )
-            for i in best
+            for i in top
         ]
 
     def _facts_index(self, facts: Sequence[Fact]) -> LexicalIndex:
@@ -272,7 +324,12 @@ class Recaller:
         return cache.facts_index
 
 
-def _fact_hit(fact: Fact, score: float, lex: int | None, dense: int | None) -> RecallHit:
+def _fact_hit(
+    fact: Fact, score: float, lex: int | None, dense: int | None, user: str | None
+) -> RecallHit:
+    metadata: dict[str, Any] = {"subject": fact.subject, "stated_time": fact.time}
+    if fact.origins:
+        metadata.update(user_id=user, session_ids=list(fact.session_ids))
     return RecallHit(
         id=fact.key,
         kind="fact",
@@ -282,11 +339,13 @@ def _fact_hit(fact: Fact, score: float, lex: int | None, dense: int | None) -> R
         time=fact.updated_at,
         lexical_rank=lex,
         dense_rank=dense,
-        metadata={"subject": fact.subject, "stated_time": fact.time},
+        metadata=metadata,
     )
 
 
-def _turn_hit(item: StoredTurn, score: float, lex: int | None, dense: int | None) -> RecallHit:
+def _turn_hit(
+    item: StoredTurn, score: float, lex: int | None, dense: int | None, session: str | None
+) -> RecallHit:
     return RecallHit(
         id=item.id,
         kind="turn",
@@ -297,4 +356,5 @@ def _turn_hit(item: StoredTurn, score: float, lex: int | None, dense: int | None
         role=item.turn.role,
         lexical_rank=lex,
         dense_rank=dense,
+        metadata={"session_id": session} if session is not None else {},
     )

@@ -215,15 +215,8 @@ class Summarizer:
     def _separate_facts_steps(
         self, turns: Sequence[Turn], ids: list[str], related: list[Fact]
     ) -> Steps[list[Fact] | None]:
-        transcript = render_transcript(
-            turns, self.counter, self.config.max_prompt_message_tokens, numbered=True
-        )
         try:
-            return (
-                yield from complete(
-                    facts_prompt(transcript, related), partial(parse_facts, turn_ids=ids), "facts"
-                )
-            )
+            return (yield from self._extract_steps(turns, ids, related))
         except ModelError as exc:
             logger.warning(
                 "session %r: facts of this fold skipped (%s); the summary and every "
@@ -232,6 +225,32 @@ class Summarizer:
                 exc,
             )
             return None
+
+    def _extract_steps(
+        self, turns: Sequence[Turn], ids: list[str], related: list[Fact]
+    ) -> Steps[list[Fact]]:
+        """The facts of ``turns`` from one facts call (raises ``ModelError``)."""
+        transcript = render_transcript(
+            turns, self.counter, self.config.max_prompt_message_tokens, numbered=True
+        )
+        return (
+            yield from complete(
+                facts_prompt(transcript, related), partial(parse_facts, turn_ids=ids), "facts"
+            )
+        )
+
+    def facts_steps(self, chunk: Sequence[StoredTurn]) -> Steps[list[Fact]]:
+        """The facts of a folded ``chunk``, extracted again (a rebuild; the summary stays).
+
+        One facts call, shown the stored facts most related to the chunk (so it reuses
+        their keys), as ``fact_mode="separate"`` asks.
+
+        Raises:
+            ModelError: When the model failed or answered no usable facts.
+        """
+        turns = [s.turn for s in chunk]
+        related = yield from self._related_facts_steps(turns)
+        return (yield from self._extract_steps(turns, [t.id for t in chunk], related))
 
 
 class ExtractiveSummarizer:

@@ -1,11 +1,15 @@
-"""The facts: one record per fact key and session, each naming its source turns."""
+"""The facts: one record per fact key and session (or user), each naming its source turns.
+
+A session's facts are keyed by the session (:func:`~.keys.fact_record_id`); the facts of
+a user, shared by its sessions, by the user (:func:`~.keys.user_fact_record_id`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from ..facts import Fact
-from .keys import Scope, fact_record_id
+from .keys import AnyScope, UserScope, fact_record_id, user_fact_record_id
 from .repository import Repository, decoded
 
 __all__ = ["FactTable"]
@@ -17,12 +21,13 @@ class FactTable(Repository):
     name = "facts"
     label = "facts"
 
-    def ids(self, scope: Scope, facts: Sequence[Fact]) -> list[str]:
-        """Return the record ids of facts (one per key)."""
-        return [fact_record_id(scope.key, f.key_hash) for f in facts]
+    def ids(self, scope: AnyScope, facts: Sequence[Fact]) -> list[str]:
+        """Return the record ids of facts (one per key and session, or key and user)."""
+        build = user_fact_record_id if isinstance(scope, UserScope) else fact_record_id
+        return [build(scope.key, f.key_hash) for f in facts]
 
-    def get(self, scope: Scope, ids: Sequence[str] | None = None) -> list[Fact]:
-        """Return the session's facts (or those with the given record ids), oldest first."""
+    def get(self, scope: AnyScope, ids: Sequence[str] | None = None) -> list[Fact]:
+        """Return the facts of ``scope`` (or those with the given record ids), oldest first."""
         if ids is not None:
             rows = self.read("read facts", scope, ids=list(ids))
         else:
@@ -31,7 +36,7 @@ class FactTable(Repository):
         out.sort(key=lambda f: (f.created_at, f.key))
         return out
 
-    def put(self, scope: Scope, facts: Sequence[Fact]) -> None:
+    def put(self, scope: AnyScope, facts: Sequence[Fact]) -> None:
         """Write (or overwrite) facts, each under its key's record id."""
         docs = [f.text for f in facts]
         metas = [f.to_metadata() for f in facts]

@@ -19,6 +19,19 @@ Example:
     ('c138377a1bfbbf2dfdece3c1:hw2:m-1', 'hg_w2')
     >>> kinds_filter(skey, ["turn", "fact"])
     {'skk': {'$in': ['c138377a1bfbbf2dfdece3c1:turn', 'c138377a1bfbbf2dfdece3c1:fact']}}
+
+A user (:class:`UserScope`) has a key of its own (:func:`user_key`, hashed in another
+domain, so it never equals a session key); the user's own records (its facts, their
+vectors, its user record) are keyed by it and carry ``uo`` (user-owned), and every record
+of a session that belongs to a user carries ``uid`` and ``uk`` besides its session keys:
+
+    >>> ukey = user_key("default", "ada")
+    >>> user_fact_record_id(ukey, "9f2c") == f"{ukey}:uf:9f2c"
+    True
+    >>> ukey != session_key("default", "ada")
+    True
+    >>> Scope.of("default", "s1", "ada").metadata()["uk"] == ukey
+    True
 """
 
 from __future__ import annotations
@@ -39,10 +52,12 @@ __all__ = [
     "FACT_KIND",
     "MAX_ID_LENGTH",
     "PREFIX_RE",
+    "REBUILD_TASKS",
     "SCHEMA",
     "SPACE_RE",
     "Scope",
     "TURN_KIND",
+    "UserScope",
     "VECTOR_COLLECTION_PREFIX",
     "collection_name",
     "event_record_id",
@@ -55,6 +70,7 @@ __all__ = [
     "namespace_filter",
     "new_turn_id",
     "new_usage_id",
+    "rebuild_key",
     "open_filter",
     "open_key",
     "scope_filter",
@@ -66,6 +82,12 @@ __all__ = [
     "turn_node_id",
     "turn_record_id",
     "turn_vector_id",
+    "user_fact_record_id",
+    "user_filter",
+    "user_key",
+    "user_owned",
+    "user_record_id",
+    "validate_name",
     "validate_prefix",
     "validate_scope",
     "validate_space",
@@ -74,8 +96,10 @@ __all__ = [
     "window_vector_id",
 ]
 
-SCHEMA = 2
-"""Version of the record layout (2: selective session keys ``sk``/``open``/``skk``)."""
+SCHEMA = 3
+"""Version of the record layout (2: selective session keys ``sk``/``open``/``skk``; 3: users,
+``uid``/``uk`` on the records of a user's sessions, ``uo`` on the user's own records).
+Schema 2 data reads unchanged: a record without a user belongs to no user."""
 
 DEFAULT_NAMESPACE = "default"
 """The namespace used when none is given."""
@@ -100,6 +124,9 @@ FACT_KIND = "fact"
 
 EVENT_KIND = "hg_event"
 """The vector kind of a HiGMem event node."""
+
+REBUILD_TASKS = ("facts", "vectors", "nodes")
+"""What a rebuild re-derives; each running task leaves a marker on its session or user."""
 
 
 # -- validation -------------------------------------------------------------------------
@@ -171,6 +198,14 @@ def session_key(namespace: str, session_id: str) -> str:
     return digest.hexdigest()
 
 
+def user_key(namespace: str, user_id: str) -> str:
+    """Return the key of a user (hashed in its own domain: never a session's key)."""
+    digest = hashlib.blake2b(
+        f"{namespace}\x00{user_id}".encode(), digest_size=12, person=b"lrm-user"
+    )
+    return digest.hexdigest()
+
+
 def text_hash(text: str) -> str:
     """Return the short hash stored with a vector to tell when its text has changed."""
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
@@ -237,6 +272,24 @@ def session_record_id(skey: str) -> str:
     return skey
 
 
+def user_record_id(ukey: str) -> str:
+    """Return the id of the user's record in the user list (the key itself)."""
+    return ukey
+
+
+def user_fact_record_id(ukey: str, key_hash: str) -> str:
+    """Return the id of a user's fact record (one per user and fact key), from its key hash.
+
+    Also the id of the fact's vector in each vector collection.
+    """
+    return f"{ukey}:uf:{key_hash}"
+
+
+def user_owned(ukey: str, record_id: str) -> bool:
+    """Whether ``record_id`` is one of the user's own records (its facts and their vectors)."""
+    return record_id.startswith(f"{ukey}:")
+
+
 def new_usage_id() -> str:
     """Return a new id for a usage record (usage is append-only, never overwritten)."""
     return f"u:{uuid.uuid4().hex}"
@@ -293,6 +346,22 @@ def namespace_filter(namespace: str | None) -> dict[str, Any] | None:
     return {"ns": validate_name("namespace", namespace)} if namespace is not None else None
 
 
+def rebuild_key(task: str) -> str:
+    """Return the metadata key of a running rebuild's marker (``"rb_facts"``...).
+
+    Raises:
+        InvalidInputError: For a task not in :data:`REBUILD_TASKS`.
+    """
+    if task not in REBUILD_TASKS:
+        raise InvalidInputError.for_value("task", task, f"must be one of {REBUILD_TASKS}")
+    return f"rb_{task}"
+
+
+def user_filter(ukey: str) -> dict[str, Any]:
+    """Return the filter of every record of a user: its sessions' records and its own."""
+    return {"uk": ukey}
+
+
 def open_key(skey: str, unfolded: bool) -> str:
     """Return the ``open`` metadata value of a session's turn (unfolded or folded)."""
     return f"{skey}:{1 if unfolded else 0}"
@@ -316,30 +385,36 @@ def kinds_filter(skey: str, kinds: Sequence[str]) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    """A checked namespace and session id, with its session key.
+    """A checked namespace and session id, with its session key (and its user, if known).
 
     Build it with :meth:`of`, which validates; the repositories take a scope, so every
-    read and write they do is scoped to one session (invariant 3).
+    read and write they do is scoped to one session (invariant 3). A scope that knows the
+    session's user tags every record it writes with it (``uid``, ``uk``); reads never
+    depend on it.
 
     Attributes:
         namespace: The namespace.
         session_id: The session id.
         key: :func:`session_key` of both.
+        user_id: The user the session belongs to, or None (none, or not known here).
     """
 
     namespace: str
     session_id: str
     key: str
+    user_id: str | None = None
 
     @classmethod
-    def of(cls, namespace: str, session_id: str) -> Scope:
-        """Validate a namespace and session id and return their scope.
+    def of(cls, namespace: str, session_id: str, user_id: str | None = None) -> Scope:
+        """Validate a namespace, session id (and user id) and return their scope.
 
         Raises:
-            InvalidInputError: For a bad namespace or session id.
+            InvalidInputError: For a bad namespace, session id or user id.
         """
         validate_scope(namespace, session_id)
-        return cls(namespace, session_id, session_key(namespace, session_id))
+        if user_id is not None:
+            validate_name("user_id", user_id)
+        return cls(namespace, session_id, session_key(namespace, session_id), user_id)
 
     @property
     def where(self) -> dict[str, Any]:
@@ -347,9 +422,70 @@ class Scope:
         return scope_filter(self.key)
 
     def metadata(self) -> dict[str, Any]:
-        """The metadata every record of the session carries: namespace, session, key."""
-        return {"ns": self.namespace, "sid": self.session_id, "sk": self.key}
+        """The metadata every record of the session carries: namespace, session, key, user."""
+        meta: dict[str, Any] = {"ns": self.namespace, "sid": self.session_id, "sk": self.key}
+        if self.user_id is not None:
+            meta["uid"] = self.user_id
+            meta["uk"] = user_key(self.namespace, self.user_id)
+        return meta
 
     def owns(self, meta: Mapping[str, Any]) -> bool:
         """Whether a record's metadata names this very namespace and session id."""
         return meta.get("sid") == self.session_id and meta.get("ns") == self.namespace
+
+
+@dataclass(frozen=True, slots=True)
+class UserScope:
+    """A checked namespace and user id, with the user's key: the scope of its own records.
+
+    Those are the user's facts, their vectors and its record in the user list.
+    It offers what the repositories use of a :class:`Scope` (``namespace``, ``key``,
+    ``where``, ``metadata()``, ``owns()``), so the facts and vector repositories serve both.
+
+    Attributes:
+        namespace: The namespace.
+        user_id: The user id (any string a session id may be; exact: ``"Ada"`` and
+            ``"ada"`` are two users).
+        key: :func:`user_key` of both.
+    """
+
+    namespace: str
+    user_id: str
+    key: str
+
+    @classmethod
+    def of(cls, namespace: str, user_id: str) -> UserScope:
+        """Validate a namespace and user id and return their scope.
+
+        Raises:
+            InvalidInputError: For a bad namespace or user id.
+        """
+        validate_name("namespace", namespace)
+        validate_name("user_id", user_id)
+        return cls(namespace, user_id, user_key(namespace, user_id))
+
+    @property
+    def where(self) -> dict[str, Any]:
+        """The metadata filter of the user's own records (not its sessions')."""
+        return {"uo": self.key}
+
+    @property
+    def everything(self) -> dict[str, Any]:
+        """The metadata filter of every record of the user (:func:`user_filter`)."""
+        return user_filter(self.key)
+
+    def metadata(self) -> dict[str, Any]:
+        """The metadata of the user's own records: namespace, user, user key, ``uo``."""
+        return {"ns": self.namespace, "uid": self.user_id, "uk": self.key, "uo": self.key}
+
+    def owns(self, meta: Mapping[str, Any]) -> bool:
+        """Whether a record is one of this very user's own records."""
+        return (
+            meta.get("uo") == self.key
+            and meta.get("uid") == self.user_id
+            and meta.get("ns") == self.namespace
+        )
+
+
+AnyScope = Scope | UserScope
+"""The owner of records: a session or a user."""

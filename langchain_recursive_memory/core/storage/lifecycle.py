@@ -1,7 +1,15 @@
-"""The session lifecycle of the store: listing, describing, expiring and clearing sessions.
+"""The lifecycle of sessions and users: listing, describing, expiring, clearing, forgetting.
 
 :class:`SessionLifecycle` is the part of :class:`~.store.MemoryStore` that works on
-whole sessions, through the store's repositories.
+whole sessions and users, through the store's repositories.
+
+**A user's facts when one of its sessions goes.** ``clear()`` and ``expire()`` work per
+session, and what a session stated is taken out of its user's facts with it: a fact only
+that session stated is deleted, a fact other sessions stated too falls back to their
+newest statement (its wording, its turns), and the vectors of both are deleted (they
+embed wording that may be gone; the next fold or ``reindex()`` embeds the facts again).
+When a user's last session goes, the user goes too. ``forget_user()`` deletes every
+session of the user and everything the user owns (the right to erasure).
 """
 
 from __future__ import annotations
@@ -11,15 +19,17 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from ..cache import drop_cached
 from ..errors import ConfigurationError
 from .facts import FactTable
-from .keys import Scope
+from .keys import EVENT_KIND, Scope, UserScope, kinds_filter
 from .nodes import EventNodes, TurnNodes
 from .records import SessionInfo
 from .sessions import SessionList
 from .summaries import SummaryLog
 from .turns import TurnLog
 from .usage import UsageLog
+from .users import UserStore
 from .vectors import VectorSpaces
 
 __all__ = ["SessionLifecycle"]
@@ -29,8 +39,8 @@ def _finite(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-class SessionLifecycle:
-    """Whole-session operations of :class:`~.store.MemoryStore` (its base class)."""
+class SessionLifecycle(UserStore):
+    """Whole-session and whole-user operations of :class:`~.store.MemoryStore` (its base)."""
 
     _turn_log: TurnLog
     _sessions: SessionList
@@ -53,7 +63,7 @@ class SessionLifecycle:
         The engines record it on their first write in a process; the command line reads it
         to show and recall a session the way it was made.
         """
-        self._sessions.describe(Scope.of(namespace, session_id), settings)
+        self._sessions.describe(self._scope(namespace, session_id), settings)
 
     def session_settings(self, namespace: str, session_id: str) -> dict[str, Any]:
         """How the session's memory was made (see :meth:`describe_session`), or empty."""
@@ -74,7 +84,8 @@ class SessionLifecycle:
         """Delete every session that stored no turn in the last ``older_than`` seconds.
 
         A time-to-live for conversations: run it periodically (for example daily, from a
-        scheduled job). Everything of an expired session is deleted, as by :meth:`clear`.
+        scheduled job). Everything of an expired session is deleted, as by :meth:`clear`
+        (what it stated is taken out of its user's facts).
 
         Safe while writers are active: only turns ordered before the cutoff are deleted
         (by id, as read), and a session found holding any other turn afterwards gets them
@@ -103,22 +114,30 @@ class SessionLifecycle:
         return [key for key in candidates if self._expire_one(Scope.of(*key), cutoff)]
 
     def _expire_one(self, scope: Scope, cutoff: float) -> bool:
+        user = self.session_user(scope.namespace, scope.session_id)
         taken = self._turn_log.take_before(scope, int(cutoff * 1e9))
         if self._turn_log.any_left(scope):
             self._turn_log.restore(taken)  # a turn arrived: the session is active
             return False
-        self._clear_derived(scope)
+        self._clear_derived(scope, user)
         if self._turn_log.any_left(scope):
-            self._sessions.register(scope)  # a turn arrived in the last step: keep it listed
+            # A turn arrived in the last step: keep it listed (and its user's).
+            self._sessions.register(Scope.of(scope.namespace, scope.session_id, user))
         return True
 
     def clear(self, namespace: str, session_id: str) -> None:
-        """Delete everything stored for the session: turns, summaries, facts, vectors."""
-        scope = Scope.of(namespace, session_id)
-        self._turn_log.clear(scope)
-        self._clear_derived(scope)
+        """Delete everything stored for the session: turns, summaries, facts, vectors.
 
-    def _clear_derived(self, scope: Scope) -> None:
+        What the session stated is taken out of its user's facts (see the module doc).
+        """
+        scope = Scope.of(namespace, session_id)
+        user = self.session_user(namespace, session_id)
+        self._turn_log.clear(scope)
+        self._clear_derived(scope, user)
+
+    def _clear_derived(self, scope: Scope, user: str | None) -> None:
+        if user is not None:
+            self._drop_from_user(scope.namespace, scope.session_id, user)
         self._summary_log.clear(scope)
         self._facts.clear(scope)
         self._notes.clear(scope)
@@ -126,3 +145,87 @@ class SessionLifecycle:
         self._usage.clear(scope)
         self._vector_spaces.clear(scope)
         self._sessions.clear(scope)  # last: a session stays listed until all else is gone
+        self._forget_user_of(scope.namespace, scope.session_id)
+        owner = UserScope.of(scope.namespace, user) if user is not None else None
+        if owner is not None and not self._sessions.of_user(owner):
+            self._delete_user_own(owner)  # its last session is gone: so is the user
+
+    # -- derived state dropped for a rebuild (see :mod:`..recursive.rebuild`) --------------
+
+    def drop_facts(self, namespace: str, session_id: str, *, statements: bool = True) -> None:
+        """Delete the session's own facts and (``statements``) its statements of its user's.
+
+        A rebuild starts so: the facts are then extracted again from the log.
+        """
+        scope = Scope.of(namespace, session_id)
+        user = self.session_user(namespace, session_id)
+        if statements and user is not None:
+            self._drop_from_user(namespace, session_id, user)
+        self._facts.clear(scope)
+
+    def drop_vectors(self, space: str, namespace: str, session_id: str) -> None:
+        """Delete the session's vectors of one embedder (not its user's facts')."""
+        scope = Scope.of(namespace, session_id)
+        self._vector_spaces.delete_where(scope.where, spaces=[space])
+
+    def drop_user_facts(self, namespace: str, user_id: str) -> None:
+        """Delete every fact of the user and their vectors (a user's rebuild starts so)."""
+        user = UserScope.of(namespace, user_id)
+        self._facts.clear(user)
+        self._vector_spaces.clear(user)
+        self._users.touch(user)
+
+    def drop_nodes(self, namespace: str, session_id: str) -> None:
+        """Delete the session's HiGMem turn and event nodes and the events' vectors."""
+        scope = Scope.of(namespace, session_id)
+        self._notes.clear(scope)
+        self._events.clear(scope)
+        self._vector_spaces.delete_where(kinds_filter(scope.key, [EVENT_KIND]))
+
+    def _delete_user_own(self, user: UserScope) -> None:
+        """Delete the user's own records: its facts, their vectors, its record."""
+        self._facts.clear(user)
+        self._vector_spaces.clear(user)
+        self._users.clear(user)
+
+    def _delete_user(self, user: UserScope) -> None:
+        """Delete everything the user owns and every record tagged with it."""
+        self._delete_user_own(user)
+        everything = user.everything
+        for repo in (
+            self._turn_log,
+            self._summary_log,
+            self._facts,
+            self._notes,
+            self._events,
+            self._usage,
+            self._sessions,
+            self._users,
+        ):
+            repo.delete_where(f"delete the user's {repo.label}", everything)
+        self._vector_spaces.delete_where(everything)
+
+    def forget_user(self, namespace: str, user_id: str) -> list[str]:
+        """Delete every session of the user and everything the user owns.
+
+        The right to erasure: the user's sessions (turns, summaries, facts, HiGMem nodes,
+        vectors, usage), the user's facts and their vectors, and its record; then every
+        record still tagged with the user, in every collection (a session a crashed
+        writer left half-registered). Stop the user's writers first: a turn written while
+        this runs can survive it, as with :meth:`clear` (run it again).
+
+        Returns:
+            The ids of the sessions deleted.
+
+        Raises:
+            InvalidInputError: For a bad namespace or user id.
+        """
+        user = UserScope.of(namespace, user_id)
+        sessions = [s.session_id for s in self._sessions.of_user(user)]
+        for session_id in sessions:
+            scope = Scope.of(namespace, session_id)
+            self._turn_log.clear(scope)
+            self._clear_derived(scope, None)
+        self._delete_user(user)
+        drop_cached(self, namespace, sessions, user_id)
+        return sessions

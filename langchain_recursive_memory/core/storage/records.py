@@ -10,7 +10,7 @@ from typing import Any
 
 from ..turn import Turn
 
-__all__ = ["SessionInfo", "SessionState", "StoredTurn", "Summary", "VectorRecord"]
+__all__ = ["SessionInfo", "SessionState", "StoredTurn", "Summary", "UserInfo", "VectorRecord"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,9 +123,26 @@ class SessionInfo:
         created_at: When it was first stored to.
         settings: How its memory was made (``memory``, ``max_tokens``...; see
             :meth:`MemoryStore.describe_session`), empty when unknown.
+        user_id: The user it belongs to, or None.
     """
 
     namespace: str
     session_id: str
     created_at: float
     settings: Mapping[str, Any] = field(default_factory=dict)
+    user_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UserInfo:
+    """A user listed by :meth:`MemoryStore.users`.
+
+    Attributes:
+        namespace: Its namespace.
+        user_id: Its id.
+        created_at: When its first session joined it.
+    """
+
+    namespace: str
+    user_id: str
+    created_at: float

@@ -14,9 +14,9 @@ from typing import Any, ClassVar, TypeVar
 
 from ..cache import HEALTH_CACHE_ENTRIES
 from .client import StoreClient
-from .keys import Scope, collection_name
+from .keys import AnyScope, collection_name, namespace_filter
 
-__all__ = ["DAMAGED", "Repository", "decoded", "placeholders"]
+__all__ = ["DAMAGED", "ListRepository", "Repository", "decoded", "placeholders"]
 
 logger = logging.getLogger("langchain_recursive_memory")
 
@@ -98,12 +98,12 @@ class Repository:
         self.chroma = chroma
         self.collection: Any = chroma.collection(collection_name(prefix, self.name))
 
-    def read(self, what: str, scope: Scope, **query: Any) -> list[tuple[str, Mapping[str, Any]]]:
+    def read(self, what: str, scope: AnyScope, **query: Any) -> list[tuple[str, Mapping[str, Any]]]:
         """Return ``(document, metadata)`` of the records a ``get`` finds, of ``scope`` only.
 
         Args:
             what: What the read does, for the error message.
-            scope: The session; records of any other session are dropped.
+            scope: The session (or user); records of any other are dropped.
             **query: Passed to ``get`` (``where=`` or ``ids=``).
         """
         got = self.chroma.call(
@@ -118,7 +118,7 @@ class Repository:
     def upsert(
         self,
         what: str,
-        scope: Scope,
+        scope: AnyScope,
         ids: Sequence[str],
         documents: Sequence[str],
         metadatas: Sequence[Mapping[str, Any]],
@@ -144,16 +144,101 @@ class Repository:
             ),
         )
 
-    def record_ids(self, scope: Scope) -> list[str]:
+    def fields(self, what: str, scope: AnyScope, record_id: str) -> Mapping[str, Any] | None:
+        """The metadata of one record of ``scope`` (None: no such record)."""
+        got = self.chroma.call(
+            what, partial(self.collection.get, ids=[record_id], include=["metadatas"])
+        )
+        metas = [m for m in got["metadatas"] or [] if scope.owns(m)]
+        return metas[0] if metas else None
+
+    def set_fields(self, what: str, record_id: str, fields: Mapping[str, Any]) -> None:
+        """Merge ``fields`` into a record's metadata (a None value removes its key)."""
+        self.chroma.call(
+            what,
+            partial(self.collection.update, ids=[record_id], metadatas=[dict(fields)]),
+        )
+
+    def delete_ids(self, what: str, ids: Sequence[str]) -> None:
+        """Delete records by id (ids not stored are ignored)."""
+        if ids:
+            self.chroma.call(what, partial(self.collection.delete, ids=list(ids)))
+
+    def delete_where(self, what: str, where: Mapping[str, Any]) -> None:
+        """Delete every record a metadata filter matches."""
+        self.chroma.call(what, partial(self.collection.delete, where=dict(where)))
+
+    def record_ids(self, scope: AnyScope) -> list[str]:
         """Return the ids of the session's records (cheap: no documents)."""
         got = self.chroma.call(
             f"read {self.name} ids", lambda: self.collection.get(where=scope.where, include=[])
         )
         return list(got["ids"])
 
-    def clear(self, scope: Scope) -> None:
-        """Delete every record of the session."""
+    def clear(self, scope: AnyScope) -> None:
+        """Delete every record of the session (or of the user's own)."""
         self.chroma.call(
             f"delete the session's {self.label}",
             partial(self.collection.delete, where=scope.where),
         )
+
+
+class ListRepository(Repository):
+    """A list of owners (sessions, users): one record each, registered once, with markers.
+
+    The record's id is :meth:`record_id` of its owner's key; ``_registered`` remembers
+    the records this process added (insert-if-absent: the first registration's metadata
+    stays).
+    """
+
+    def record_id(self, key: str) -> str:
+        """The id of an owner's record (from :mod:`.keys`)."""
+        raise NotImplementedError
+
+    def __init__(self, chroma: StoreClient, prefix: str) -> None:
+        super().__init__(chroma, prefix)
+        self._registered: set[str] = set()
+
+    def add_once(self, scope: AnyScope, document: str, meta: Mapping[str, Any]) -> None:
+        """Insert the owner's record unless this process (or anyone before) added it."""
+        if scope.key in self._registered:
+            return
+        self.chroma.call(
+            f"register the {self.label[:-1]}",
+            partial(
+                self.collection.add,
+                ids=[self.record_id(scope.key)],
+                documents=[document],
+                metadatas=[{**scope.metadata(), **meta}],
+                embeddings=placeholders(1),
+            ),
+        )
+        self._registered.add(scope.key)
+
+    def forget(self, key: str) -> None:
+        """Forget that the owner's record was registered (it was deleted)."""
+        self._registered.discard(key)
+
+    def marker(self, scope: AnyScope, key: str) -> str | None:
+        """A rebuild marker of the owner's record (see :func:`~.keys.rebuild_key`)."""
+        record = self.fields(f"read the {self.label[:-1]}", scope, self.record_id(scope.key))
+        value = (record or {}).get(key)
+        return str(value) if value is not None else None
+
+    def set_marker(self, scope: AnyScope, key: str, value: str | None) -> None:
+        """Set (or, with None, remove) a rebuild marker of the owner's record."""
+        what = f"mark the {self.label[:-1]}'s rebuild"
+        self.set_fields(what, self.record_id(scope.key), {key: value})
+
+    def listed(self, namespace: str | None) -> list[Mapping[str, Any]]:
+        """The metadata of every record (of one namespace, or all)."""
+        where = namespace_filter(namespace)
+        got = self.chroma.call(
+            f"list {self.label}", partial(self.collection.get, where=where, include=["metadatas"])
+        )
+        return list(got["metadatas"] or [])
+
+    def clear(self, scope: AnyScope) -> None:
+        """Delete the owner's record and forget that it was registered."""
+        super().clear(scope)
+        self.forget(scope.key)

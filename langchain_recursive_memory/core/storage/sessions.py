@@ -1,4 +1,8 @@
-"""The session list: one record per session, for listing and expiring sessions."""
+"""The session list: one record per session, for listing and expiring sessions.
+
+A session that belongs to a user says so in its record (``uid``, ``uk``): that is what
+lists a user's sessions, and what fixes a session's user once recorded.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from .client import StoreClient
-from .keys import Scope, namespace_filter, session_record_id
+from .keys import Scope, UserScope, session_record_id, user_filter
 from .records import SessionInfo
-from .repository import Repository, decoded, placeholders
+from .repository import ListRepository, decoded
 
 __all__ = ["SETTING", "SessionList"]
 
@@ -22,68 +25,87 @@ def _settings(meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _session_info(meta: Mapping[str, Any]) -> SessionInfo:
-    return SessionInfo(str(meta["ns"]), str(meta["sid"]), float(meta["created"]), _settings(meta))
+    user = meta.get("uid")
+    return SessionInfo(
+        str(meta["ns"]),
+        str(meta["sid"]),
+        float(meta["created"]),
+        _settings(meta),
+        str(user) if user is not None else None,
+    )
 
 
-class SessionList(Repository):
+class SessionList(ListRepository):
     """The ``{prefix}_sessions`` collection, with a cache of the sessions registered."""
 
     name = "sessions"
     label = "sessions"
 
-    def __init__(self, chroma: StoreClient, prefix: str) -> None:
-        super().__init__(chroma, prefix)
-        self._registered: set[str] = set()
+    def record_id(self, key: str) -> str:
+        """The id of a session's record."""
+        return session_record_id(key)
 
     def register(self, scope: Scope) -> None:
         """Record the session once (insert-if-absent: the first registration's time stays)."""
-        if scope.key in self._registered:
-            return
-        meta = {**scope.metadata(), "created": time.time()}
-        self.chroma.call(
-            "register the session",
-            lambda: self.collection.add(
-                ids=[session_record_id(scope.key)],
-                documents=[scope.session_id],
-                metadatas=[meta],
-                embeddings=placeholders(1),
-            ),
-        )
-        self._registered.add(scope.key)
+        self.add_once(scope, scope.session_id, {"created": time.time()})
 
-    def forget(self, skey: str) -> None:
-        """Forget that the session was registered (it was cleared)."""
-        self._registered.discard(skey)
+    def join(self, scope: Scope) -> str | None:
+        """Record that the session belongs to ``scope.user_id``; return its user before.
+
+        A new session is registered with the user. A session stored without a user (before
+        users existed) joins this one: its record is updated. Returns the user recorded
+        before (None when there was none), so the caller can refuse a different one.
+        """
+        self.forget(scope.key)  # registered without its user, maybe: add (or find) it again
+        self.register(scope)
+        record = session_record_id(scope.key)
+        before = (self.fields("read the session", scope, record) or {}).get("uid")
+        if before is None:
+            tags = {k: v for k, v in scope.metadata().items() if k in ("uid", "uk")}
+            self.set_fields("attach the session to its user", record, tags)
+            return None
+        return str(before)
+
+    def user_of(self, scope: Scope) -> str | None:
+        """The user the session's record names (None: none, or no record)."""
+        meta = self.fields("read the session", scope, session_record_id(scope.key)) or {}
+        user = meta.get("uid")
+        return str(user) if user is not None else None
+
+    def of_user(self, user: UserScope) -> list[SessionInfo]:
+        """The sessions of a user, oldest first."""
+        got = self.chroma.call(
+            "list the user's sessions",
+            lambda: self.collection.get(where=user_filter(user.key), include=["metadatas"]),
+        )
+        metas = [
+            m
+            for m in got["metadatas"] or []
+            if m.get("uid") == user.user_id and m.get("ns") == user.namespace
+        ]
+        return _oldest_first(decoded("session", metas, _session_info))
 
     def describe(self, scope: Scope, settings: Mapping[str, str | int | float]) -> None:
         """Record how the session's memory was made (merged into its record)."""
         self.register(scope)
         meta = {f"{SETTING}{k}": v for k, v in settings.items()}
-        self.chroma.call(
-            "describe the session",
-            lambda: self.collection.update(ids=[session_record_id(scope.key)], metadatas=[meta]),
-        )
+        self.set_fields("describe the session", session_record_id(scope.key), meta)
 
     def settings(self, scope: Scope) -> dict[str, Any]:
         """How the session's memory was made, as :meth:`describe` recorded it (or empty)."""
-        got = self.chroma.call(
-            "read the session",
-            lambda: self.collection.get(ids=[session_record_id(scope.key)], include=["metadatas"]),
-        )
-        metas = [m for m in got["metadatas"] or [] if scope.owns(m)]
-        return _settings(metas[0]) if metas else {}
+        meta = self.fields("read the session", scope, session_record_id(scope.key))
+        return _settings(meta) if meta is not None else {}
+
+    def set_marker(self, scope: Scope, key: str, value: str | None) -> None:  # type: ignore[override]
+        """Set (or, with None, remove) a rebuild marker of the session's record."""
+        self.register(scope)
+        super().set_marker(scope, key, value)
 
     def entries(self, namespace: str | None = None) -> list[SessionInfo]:
         """List sessions (of one namespace, or all), oldest first."""
-        where = namespace_filter(namespace)
-        got = self.chroma.call(
-            "list sessions", lambda: self.collection.get(where=where, include=["metadatas"])
-        )
-        out = decoded("session", got["metadatas"] or [], _session_info)
-        out.sort(key=lambda s: (s.created_at, s.namespace, s.session_id))
-        return out
+        return _oldest_first(decoded("session", self.listed(namespace), _session_info))
 
-    def clear(self, scope: Scope) -> None:
-        """Delete the session's record and forget that it was registered."""
-        super().clear(scope)
-        self.forget(scope.key)
+
+def _oldest_first(found: list[SessionInfo]) -> list[SessionInfo]:
+    found.sort(key=lambda s: (s.created_at, s.namespace, s.session_id))
+    return found

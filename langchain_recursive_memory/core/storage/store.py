@@ -18,7 +18,16 @@ from ..validation import check_text, check_tokens
 from . import client as chroma_client
 from .client import StoreClient
 from .facts import FactTable
-from .keys import Scope, fact_record_id, session_key, validate_prefix
+from .keys import (
+    Scope,
+    UserScope,
+    fact_record_id,
+    session_key,
+    user_fact_record_id,
+    user_key,
+    user_owned,
+    validate_prefix,
+)
 from .lifecycle import SessionLifecycle
 from .nodes import EventNodes, TurnNodes
 from .records import SessionState, StoredTurn, Summary, VectorRecord
@@ -27,6 +36,7 @@ from .sessions import SessionList
 from .summaries import SummaryLog
 from .turns import TurnLog
 from .usage import UsageLog
+from .users import UserList
 from .vectors import VectorSpaces
 
 if TYPE_CHECKING:
@@ -91,6 +101,7 @@ class MemoryStore(SessionLifecycle):
         self._events = EventNodes(self._chroma, prefix)
         self._usage = UsageLog(self._chroma, prefix)
         self._vector_spaces = VectorSpaces(self._chroma, prefix)
+        self._users = UserList(self._chroma, prefix)
 
     @property
     def retry(self) -> RetryPolicy:
@@ -179,7 +190,7 @@ class MemoryStore(SessionLifecycle):
             InvalidInputError: For a bad scope or mismatched lengths.
             StoreError: When Chroma rejects the write (nothing was written).
         """
-        scope = Scope.of(namespace, session_id)
+        scope = self._scope(namespace, session_id)
         turns = turn_list(turns)
         if isinstance(tokens, str) or not isinstance(tokens, Sequence):
             raise InvalidInputError.for_value("tokens", tokens, "must be a sequence of ints")
@@ -275,7 +286,7 @@ class MemoryStore(SessionLifecycle):
         is held. A lease lasts one to two ``period`` seconds unless renewed, so a holder
         that dies blocks folds for at most ``2 * period``.
         """
-        scope = Scope.of(namespace, session_id)
+        scope = self._scope(namespace, session_id)
         return self._summary_log.claim_lease(scope, holder, period, time.time())
 
     def release_fold(self, namespace: str, session_id: str, holder: str, period: float) -> None:
@@ -293,7 +304,7 @@ class MemoryStore(SessionLifecycle):
         Returns:
             True if this call wrote the version; False if another writer had (reload).
         """
-        scope = Scope.of(new.namespace, new.session_id)
+        scope = self._scope(new.namespace, new.session_id)
         if not self._summary_log.try_commit(scope, new):
             return False
         flagged = dict.fromkeys(repair_ids, new.version)
@@ -307,12 +318,19 @@ class MemoryStore(SessionLifecycle):
     def upsert_facts(self, namespace: str, session_id: str, facts: Sequence[Fact]) -> list[Fact]:
         """Store facts, each *updating* the stored fact with the same key (if any).
 
+        The facts of a session that belongs to a user are the user's: each updates the
+        user's fact of its key (:func:`~..facts.merge_user_fact`), whichever session
+        stated it before.
+
         Returns:
             The facts as stored (merged with their earlier versions).
         """
         scope = Scope.of(namespace, session_id)
         if not facts:
             return []
+        user = self.session_user(namespace, session_id)
+        if user is not None:
+            return self._upsert_user_facts(Scope.of(namespace, session_id, user), facts)
         stored = self._facts.get(scope, self._facts.ids(scope, facts))
         existing = {f.key: f for f in stored}
         merged = [merge_fact(existing.get(f.key), f) for f in facts]
@@ -322,11 +340,33 @@ class MemoryStore(SessionLifecycle):
     def get_facts(
         self, namespace: str, session_id: str, *, ids: Sequence[str] | None = None
     ) -> list[Fact]:
-        """Return the session's facts (or those with the given record ids), oldest first."""
-        return self._facts.get(Scope.of(namespace, session_id), ids)
+        """Return the facts the session sees (or those with the given record ids), oldest first.
+
+        Those are its own and, when it belongs to a user, the user's (learned in any of the
+        user's sessions); a key both have is the user's.
+        """
+        scope = Scope.of(namespace, session_id)
+        user = self.session_user(namespace, session_id)
+        if user is None:
+            return self._facts.get(scope, ids)
+        owner = UserScope.of(namespace, user)
+        if ids is None:
+            own, theirs = self._facts.get(scope), self._facts.get(owner)
+        else:
+            mine = [i for i in ids if user_owned(owner.key, i)]
+            rest = [i for i in ids if not user_owned(owner.key, i)]
+            own = self._facts.get(scope, rest) if rest else []
+            theirs = self._facts.get(owner, mine) if mine else []
+        keys = {f.key for f in theirs}
+        out = [*(f for f in own if f.key not in keys), *theirs]
+        out.sort(key=lambda f: (f.created_at, f.key))
+        return out
 
     def fact_record_id(self, namespace: str, session_id: str, fact: Fact) -> str:
-        """The Chroma id of a fact's record (also used for its vector)."""
+        """The Chroma id of a fact's record (also used for its vector): the user's, if any."""
+        user = self.session_user(namespace, session_id)
+        if user is not None:
+            return user_fact_record_id(user_key(namespace, user), fact.key_hash)
         return fact_record_id(session_key(namespace, session_id), fact.key_hash)
 
     # -- vectors (derived: rebuildable from turns and facts) -------------------------------
@@ -335,11 +375,28 @@ class MemoryStore(SessionLifecycle):
         """Return which of the record ids already have a vector in ``space``."""
         return self._vector_spaces.existing(ids, space)
 
+    def _owners(
+        self, namespace: str, session_id: str, ids: Sequence[str]
+    ) -> list[tuple[Scope | UserScope, list[int]]]:
+        """Which of ``ids`` (by position) are the session's and which its user's own."""
+        scope = self._scope(namespace, session_id)
+        user = self.session_user(namespace, session_id)
+        if user is None:
+            return [(scope, list(range(len(ids))))]
+        owner = UserScope.of(namespace, user)
+        theirs = [i for i, rid in enumerate(ids) if user_owned(owner.key, rid)]
+        taken = set(theirs)
+        return [(scope, [i for i in range(len(ids)) if i not in taken]), (owner, theirs)]
+
     def add_vectors(
         self, space: str, namespace: str, session_id: str, records: Sequence[VectorRecord]
     ) -> None:
-        """Write (or overwrite) vector records of the session in the ``space`` collection."""
-        self._vector_spaces.put(space, Scope.of(namespace, session_id), records)
+        """Write (or overwrite) vector records of the session in the ``space`` collection.
+
+        The vectors of its user's facts are written as the user's own.
+        """
+        for owner, positions in self._owners(namespace, session_id, [r.id for r in records]):
+            self._vector_spaces.put(space, owner, [records[i] for i in positions])
 
     def get_vectors(
         self, space: str, namespace: str, session_id: str, kinds: Sequence[str]
@@ -353,8 +410,13 @@ class MemoryStore(SessionLifecycle):
         """Return the session's vector records with the given record ids (missing ids skipped).
 
         Reads by id cost the same however large the collection is, unlike filtered reads.
+        The vectors of its user's facts are found too.
         """
-        return self._vector_spaces.by_ids(space, Scope.of(namespace, session_id), ids)
+        out: list[VectorRecord] = []
+        for owner, positions in self._owners(namespace, session_id, ids):
+            if positions:
+                out.extend(self._vector_spaces.by_ids(space, owner, [ids[i] for i in positions]))
+        return out
 
     def query_vectors(
         self,
@@ -382,7 +444,7 @@ class MemoryStore(SessionLifecycle):
 
     def put_notes(self, namespace: str, session_id: str, notes: Sequence[TurnNote]) -> None:
         """Write (or overwrite) turn nodes."""
-        self._notes.put(Scope.of(namespace, session_id), notes)
+        self._notes.put(self._scope(namespace, session_id), notes)
 
     def get_notes(self, namespace: str, session_id: str) -> list[TurnNote]:
         """Return the session's turn nodes (in no particular order)."""
@@ -390,7 +452,7 @@ class MemoryStore(SessionLifecycle):
 
     def put_events(self, namespace: str, session_id: str, events: Sequence[Event]) -> None:
         """Write (or overwrite) event nodes."""
-        self._events.put(Scope.of(namespace, session_id), events)
+        self._events.put(self._scope(namespace, session_id), events)
 
     def get_events(self, namespace: str, session_id: str) -> list[Event]:
         """Return the session's event nodes, oldest first."""
@@ -400,7 +462,7 @@ class MemoryStore(SessionLifecycle):
 
     def add_usage(self, records: Sequence[UsageRecord]) -> None:
         """Append usage records (LLM calls and tokens of memory upkeep)."""
-        self._usage.add(records)
+        self._usage.add(records, self._scope)
 
     def usage(self, namespace: str, session_id: str) -> dict[str, Usage]:
         """Return the session's upkeep spend, per purpose (``"fold"``, ``"higmem-index"``...)."""

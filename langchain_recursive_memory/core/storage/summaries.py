@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any
 
 from .client import StoreClient
-from .keys import Scope, fold_lease_id, session_key, summary_hint_id, summary_version_id
+from .keys import AnyScope, Scope, fold_lease_id, session_key, summary_hint_id, summary_version_id
 from .records import Summary
 from .repository import Repository, decoded, placeholders
 
@@ -164,7 +164,7 @@ class SummaryLog(Repository):
             True if this call wrote the version; False if another writer had.
         """
         vid = summary_version_id(scope.key, new.version)
-        meta = summary_metadata(new, "version")
+        meta = {**summary_metadata(new, "version"), **scope.metadata()}
         self.chroma.call(
             "write a summary",
             lambda: self.collection.add(
@@ -188,7 +188,7 @@ class SummaryLog(Repository):
                 self.collection.upsert,
                 ids=[summary_hint_id(scope.key)],
                 documents=[new.text],
-                metadatas=[summary_metadata(new, "current")],
+                metadatas=[{**summary_metadata(new, "current"), **scope.metadata()}],
                 embeddings=placeholders(1),
             ),
         )
@@ -242,7 +242,7 @@ class SummaryLog(Repository):
         if mine:
             self.chroma.call("release the fold lease", partial(self.collection.delete, ids=mine))
 
-    def clear(self, scope: Scope) -> None:
+    def clear(self, scope: AnyScope) -> None:
         """Delete every summary record of the session and forget its hint."""
         super().clear(scope)
         self._hints.pop(scope.key, None)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..usage import Usage, UsageRecord
@@ -12,9 +12,9 @@ from .repository import Repository, decoded, placeholders
 __all__ = ["UsageLog"]
 
 
-def _usage_metadata(record: UsageRecord) -> dict[str, Any]:
+def _usage_metadata(record: UsageRecord, scope_of: Callable[[str, str], Scope]) -> dict[str, Any]:
     """Return the Chroma metadata of a usage record (validating its scope)."""
-    scope = Scope.of(record.namespace, record.session_id)
+    scope = scope_of(record.namespace, record.session_id)
     return {
         **scope.metadata(),
         "purpose": record.purpose,
@@ -44,15 +44,22 @@ class UsageLog(Repository):
     name = "usage"
     label = "usage"
 
-    def add(self, records: Sequence[UsageRecord]) -> None:
+    def add(
+        self, records: Sequence[UsageRecord], scope_of: Callable[[str, str], Scope] = Scope.of
+    ) -> None:
         """Append usage records (of any sessions).
+
+        Args:
+            records: The records.
+            scope_of: The scope of a ``(namespace, session_id)`` (it validates them and
+                tags the records of a user's session with the user).
 
         Raises:
             InvalidInputError: When a record has a bad scope (nothing is written).
         """
         if not records:
             return
-        metas = [_usage_metadata(r) for r in records]
+        metas = [_usage_metadata(r, scope_of) for r in records]
         self.chroma.call(
             "write usage",
             lambda: self.collection.add(

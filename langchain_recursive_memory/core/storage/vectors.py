@@ -13,7 +13,7 @@ from typing import Any
 
 from .client import StoreClient
 from .keys import (
-    Scope,
+    AnyScope,
     collection_name,
     kind_key,
     kinds_filter,
@@ -30,7 +30,7 @@ EF_SEARCH = 200
 unstructured vectors at 100k records; see DESIGN.md and ``benchmarks/overhead.py``)."""
 
 
-def _vector_records(got: Any, scope: Scope) -> list[VectorRecord]:
+def _vector_records(got: Any, scope: AnyScope) -> list[VectorRecord]:
     """Vector records of a Chroma ``get`` result that belong to the session."""
     embeddings = got.get("embeddings")
     if embeddings is None:
@@ -89,7 +89,7 @@ class VectorSpaces:
         got = self.chroma.call("read vector ids", lambda: col.get(ids=list(ids), include=[]))
         return set(got["ids"])
 
-    def put(self, space: str, scope: Scope, records: Sequence[VectorRecord]) -> None:
+    def put(self, space: str, scope: AnyScope, records: Sequence[VectorRecord]) -> None:
         """Write (or overwrite) vector records of the session."""
         if not records:
             return
@@ -112,7 +112,7 @@ class VectorSpaces:
             ),
         )
 
-    def of_kinds(self, space: str, scope: Scope, kinds: Sequence[str]) -> list[VectorRecord]:
+    def of_kinds(self, space: str, scope: AnyScope, kinds: Sequence[str]) -> list[VectorRecord]:
         """Return the session's vector records of the given kinds (with their vectors)."""
         col = self.collection(space)
         where = kinds_filter(scope.key, kinds)
@@ -121,7 +121,7 @@ class VectorSpaces:
         )
         return _vector_records(got, scope)
 
-    def by_ids(self, space: str, scope: Scope, ids: Sequence[str]) -> list[VectorRecord]:
+    def by_ids(self, space: str, scope: AnyScope, ids: Sequence[str]) -> list[VectorRecord]:
         """Return the session's vector records with the given ids (missing ids skipped)."""
         if not ids:
             return []
@@ -133,7 +133,7 @@ class VectorSpaces:
         return _vector_records(got, scope)
 
     def nearest(
-        self, space: str, scope: Scope, vector: Sequence[float], n: int, kinds: Sequence[str]
+        self, space: str, scope: AnyScope, vector: Sequence[float], n: int, kinds: Sequence[str]
     ) -> list[tuple[str, str, float]]:
         """Return up to ``n`` ``(kind, ref, distance)`` nearest to ``vector`` in the session."""
         col = self.collection(space)
@@ -163,7 +163,18 @@ class VectorSpaces:
                 self.collection(name[len(start) :])
         return sorted(self.collections)
 
-    def clear(self, scope: Scope) -> None:
-        """Delete the session's vectors in every space."""
+    def clear(self, scope: AnyScope) -> None:
+        """Delete the session's (or the user's own) vectors in every space."""
+        self.delete_where(scope.where)
+
+    def delete_where(self, where: dict[str, Any], spaces: Sequence[str] | None = None) -> None:
+        """Delete the vectors a metadata filter matches, in every space (or those given)."""
+        for col in [self.collection(space) for space in (spaces or self.spaces())]:
+            self.chroma.call("delete vectors", partial(col.delete, where=where))
+
+    def delete_ids(self, ids: Sequence[str]) -> None:
+        """Delete vectors by record id, in every space (ids not stored are ignored)."""
+        if not ids:
+            return
         for col in [self.collection(space) for space in self.spaces()]:
-            self.chroma.call("delete the session's vectors", partial(col.delete, where=scope.where))
+            self.chroma.call("delete vectors", partial(col.delete, ids=list(ids)))

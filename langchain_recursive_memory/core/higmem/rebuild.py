@@ -1,0 +1,94 @@
+"""Rebuild HiGMem's turn and event nodes (and their vectors) from the turn log.
+
+The nodes are derived: after changing the model or the embedder, a rebuild indexes every
+turn again. Per session, the turn nodes, events and event vectors are deleted (unless a
+rebuild of it had already started: a marker on the session's record says so), the turns
+are indexed again in batches as :meth:`~.memory.HiGMem.add` indexes them, then the turn
+windows are embedded. Resumable by construction: a turn counts as indexed once its node is
+stored, so a rebuild that stops continues with the turns that have none; vectors of
+current text are not embedded again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..engine import OnProgress, RebuildResult, RebuildRun, SessionScope
+from ..runtime.effects import Steps, store_call
+from .indexer import Indexer
+from .retrieval import Retriever
+from .state import load_steps, session_index
+
+if TYPE_CHECKING:
+    from .memory import HiGMem
+
+__all__ = ["NODES_TASK", "REBUILD_BATCHES", "NodeRebuilder"]
+
+NODES_TASK = "nodes"
+"""The rebuild task of HiGMem's markers (see :func:`~..storage.keys.rebuild_key`)."""
+REBUILD_BATCHES = 8
+"""Indexing batches per progress step of a rebuild."""
+
+
+class NodeRebuilder:
+    """Rebuilds a HiGMem memory's nodes (see the module doc).
+
+    Args:
+        engine: The memory (its model indexes, its embedder embeds).
+    """
+
+    def __init__(self, engine: HiGMem) -> None:
+        self.engine = engine
+
+    def steps(
+        self, sessions: Sequence[str], whole_user: bool, on_progress: OnProgress
+    ) -> Steps[RebuildResult]:
+        """Index the turns of ``sessions`` again (``whole_user``: all of the user's).
+
+        Raises:
+            StoreError: When Chroma failed (call again: it resumes).
+        """
+        engine = self.engine
+        store, ns = engine.store, engine.namespace
+        batch = engine.config.batch_size * REBUILD_BATCHES
+        total = 0
+        for session_id in sessions:
+            turns = yield from store_call(store.count_turns, ns, session_id)
+            total += 1 + -(-turns // batch)
+        run = RebuildRun(total, on_progress)
+        for session_id in sessions:
+            yield from self._session_steps(SessionScope(store, ns, session_id), run, batch)
+        return run.result(sessions)
+
+    def _session_steps(self, scope: SessionScope, run: RebuildRun, batch: int) -> Steps[None]:
+        store, ns, sid = scope.store, scope.namespace, scope.session_id
+        marker = yield from store_call(store.rebuild_marker, ns, sid, NODES_TASK)
+        if marker is not None:
+            run.resumed = True
+        else:
+            yield from store_call(store.drop_nodes, ns, sid)
+            session_index(scope).forget()
+            yield from store_call(store.set_rebuild_marker, ns, sid, NODES_TASK, 0)
+        indexer = Indexer(self.engine, scope)
+        while True:
+            indexed = yield from indexer.steps(flush=True, limit=batch)
+            if not indexed:
+                break
+            run.nodes += indexed
+            run.step(sid, "nodes")
+        run.vectors += yield from self._windows_steps(scope, indexer)
+        yield from store_call(store.set_rebuild_marker, ns, sid, NODES_TASK, None)
+        run.step(sid, "vectors")
+
+    def _windows_steps(self, scope: SessionScope, indexer: Indexer) -> Steps[int]:
+        """Embed the session's turn windows that lack a current vector."""
+        space = self.engine.space
+        if space is None:
+            return 0
+        state = yield from load_steps(scope, session_index(scope))
+        pool = Retriever(self.engine, indexer, scope).pool(state)
+        (block,) = pool.blocks
+        positions = list(range(len(block.turns)))
+        key = (scope.namespace, scope.session_id)
+        return (yield from block.windows.embed_steps(scope.store, space, key, positions))

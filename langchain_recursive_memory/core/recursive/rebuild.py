@@ -1,0 +1,184 @@
+"""Rebuild a session's (or a user's) facts and vectors from the turn log.
+
+Facts and vectors are derived: after changing the summarizer or the embedder, a rebuild
+derives them again from the log, the source of truth. Per session:
+
+1. its facts are deleted (its own, and its statements of its user's facts) and its vectors
+   of the current embedder, unless a rebuild of it had already started;
+2. for each summary version, oldest first, the facts of the turns that version folded are
+   extracted again (one facts call per version, as ``fact_mode="separate"``: the summaries
+   stay as they are) and merged as a fold merges them;
+3. the windows of its folded turns are embedded again, then its facts (for a user, every
+   fact of the user, once all its sessions are done).
+
+**Resumable.** Progress markers in the store say where a rebuild is: the session's
+record holds the last version whose facts were extracted again, the user's record the
+sessions done. A rebuild that stops (a crash, a failed model call, an interrupt) continues
+there when called again; at most the one version it was extracting is extracted twice
+(its facts merge into themselves). Vectors are idempotent: a window or fact that has a
+vector of its current text is not embedded again. Without a model (or with
+``extract_facts`` off) the facts are kept as they are and only the vectors are rebuilt.
+Turns not folded yet have no facts: their fold extracts them. Folds that run meanwhile
+write facts as usual; the rebuild extracts their versions too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..engine import OnProgress, RebuildResult, RebuildRun, SessionScope
+from ..runtime.effects import Steps, store_call
+from .archive import ArchiveIndex
+from .derived import DerivedWriter, stated
+from .summarize import Summarizer
+
+if TYPE_CHECKING:
+    from .memory import RecursiveMemory
+
+__all__ = ["FACTS_TASK", "Rebuilder"]
+
+FACTS_TASK = "facts"
+"""The rebuild task of the recursive memory's markers (see :func:`~..storage.keys.rebuild_key`)."""
+
+
+class Rebuilder:
+    """Rebuilds a recursive memory's facts and vectors (see the module doc).
+
+    Args:
+        engine: The memory (its model extracts facts, its embedder embeds).
+        summarizer: Extracts the facts of a folded chunk.
+        derived: Embeds facts and windows.
+        archive: The memory's own archive index.
+    """
+
+    def __init__(
+        self,
+        engine: RecursiveMemory,
+        summarizer: Summarizer,
+        derived: DerivedWriter,
+        archive: ArchiveIndex,
+    ) -> None:
+        self.engine = engine
+        self.summarizer = summarizer
+        self.derived = derived
+        self.archive = archive
+
+    @property
+    def facts_on(self) -> bool:
+        """Whether facts are extracted again (a model, and ``extract_facts``)."""
+        return self.engine.extract_facts and self.engine.model is not None
+
+    def steps(
+        self, sessions: Sequence[str], whole_user: bool, on_progress: OnProgress
+    ) -> Steps[RebuildResult]:
+        """Rebuild the facts and vectors of ``sessions``, resuming where a rebuild stopped.
+
+        ``whole_user``: they are every session of the engine's user (its facts are derived
+        again from all of them, its earlier session facts included).
+
+        Raises:
+            ModelError: When a facts call failed (call again: it resumes).
+            StoreError: When Chroma failed (call again: it resumes).
+        """
+        engine = self.engine
+        store, ns, user = engine.store, engine.namespace, engine.user_id
+        run = yield from self._plan_steps(sessions, on_progress)
+        done: list[str] = []
+        if whole_user:
+            assert user is not None
+            done = yield from self._start_user_steps(user, run)
+        for session_id in sessions:
+            if session_id in done:
+                continue
+            yield from self._session_steps(session_id, run, statements=not whole_user)
+            if whole_user:
+                done.append(session_id)
+                yield from store_call(
+                    store.set_rebuild_marker, ns, user, FACTS_TASK, done, user=True
+                )
+        yield from self._facts_vectors_steps(run)
+        if whole_user:
+            yield from store_call(store.set_rebuild_marker, ns, user, FACTS_TASK, None, user=True)
+        return run.result(sessions)
+
+    def _plan_steps(self, sessions: Sequence[str], on_progress: OnProgress) -> Steps[RebuildRun]:
+        """The steps ahead: each session's versions not done yet, its vectors, the facts'."""
+        store, ns = self.engine.store, self.engine.namespace
+        total = 1
+        for session_id in sessions:
+            marker = yield from store_call(store.rebuild_marker, ns, session_id, FACTS_TASK)
+            versions = yield from store_call(store.summaries, ns, session_id)
+            after = int(marker or 0)
+            total += 1 + (sum(v.version > after for v in versions) if self.facts_on else 0)
+        return RebuildRun(total, on_progress)
+
+    def _start_user_steps(self, user: str, run: RebuildRun) -> Steps[list[str]]:
+        """The sessions a stopped rebuild of the user did; or, starting, none (facts wiped)."""
+        store, ns = self.engine.store, self.engine.namespace
+        done = yield from store_call(store.rebuild_marker, ns, user, FACTS_TASK, user=True)
+        if done is not None:
+            run.resumed = True
+            return [str(s) for s in done]
+        if self.facts_on:
+            yield from store_call(store.drop_user_facts, ns, user)
+        yield from store_call(store.set_rebuild_marker, ns, user, FACTS_TASK, [], user=True)
+        return []
+
+    def _session_steps(self, session_id: str, run: RebuildRun, *, statements: bool) -> Steps[None]:
+        """Rebuild one session's facts and window vectors (resuming from its marker)."""
+        engine = self.engine
+        store, ns, space = engine.store, engine.namespace, engine.space
+        marker = yield from store_call(store.rebuild_marker, ns, session_id, FACTS_TASK)
+        if marker is not None:
+            run.resumed = True
+        else:
+            if self.facts_on:
+                yield from store_call(store.drop_facts, ns, session_id, statements=statements)
+            if space is not None:
+                yield from store_call(store.drop_vectors, space, ns, session_id)
+            marker = 0
+            yield from store_call(store.set_rebuild_marker, ns, session_id, FACTS_TASK, 0)
+        if self.facts_on:
+            versions = yield from store_call(store.summaries, ns, session_id)
+            for version in [v for v in versions if v.version > int(marker)]:
+                chunk = yield from store_call(store.get_turns, ns, session_id, version.turn_ids)
+                facts = yield from self.summarizer.facts_steps(chunk)
+                if facts:
+                    merged = yield from store_call(
+                        store.upsert_facts, ns, session_id, stated(facts, chunk)
+                    )
+                    run.facts += len(merged)
+                run.versions += 1
+                yield from store_call(
+                    store.set_rebuild_marker, ns, session_id, FACTS_TASK, version.version
+                )
+                run.step(session_id, "facts")
+        run.vectors += yield from self._windows_steps(session_id)
+        yield from store_call(store.set_rebuild_marker, ns, session_id, FACTS_TASK, None)
+        run.step(session_id, "vectors")
+
+    def _windows_steps(self, session_id: str) -> Steps[int]:
+        """Embed the windows of the session's folded turns that lack a current vector."""
+        engine = self.engine
+        if engine.space is None:
+            return 0
+        store, ns = engine.store, engine.namespace
+        archive = self.archive
+        if session_id != engine.session_id:
+            scope = SessionScope(store, ns, session_id)
+            archive = ArchiveIndex(engine, self.archive.params, scope)
+        state = yield from store_call(store.load, ns, session_id)
+        log = yield from store_call(store.turns, ns, session_id)
+        folded = [t.id for t in log if t.folded_in and t.turn.text.strip()]
+        return (yield from archive.embed_steps(state.summary, state.turns, folded))
+
+    def _facts_vectors_steps(self, run: RebuildRun) -> Steps[None]:
+        """Embed the facts the memory sees (its user's too) again."""
+        engine = self.engine
+        if engine.space is not None:
+            facts = yield from store_call(
+                engine.store.get_facts, engine.namespace, engine.session_id
+            )
+            run.vectors += yield from self.derived.index_steps((), facts, None)
+        run.step(engine.session_id, "vectors")

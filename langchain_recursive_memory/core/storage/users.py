@@ -1,0 +1,271 @@
+"""Users: the user list, which user each session belongs to, and the users' own facts.
+
+A session may belong to a user (within its namespace). The session's record names the
+user (:meth:`~.sessions.SessionList.join`), fixed once recorded; the user's record in
+``{prefix}_users`` carries a *stamp* that changes whenever the user's facts change, so a
+process that caches them knows when to read them again.
+
+A user's facts are the user's own records (:class:`~.keys.UserScope`): one per fact key,
+merged across sessions by :func:`~..facts.merge_user_fact` (the newest statement wins, by
+when it was said). Which user a session belongs to is read once per process and session
+and kept (:data:`~..cache.HEALTH_CACHE_ENTRIES` sessions); a session's user never changes
+once recorded, so only a session cleared and then reused by another user could be seen
+stale, by another process.
+
+Example:
+    >>> from langchain_recursive_memory.core import MemoryStore
+    >>> store = MemoryStore.in_memory()
+    >>> store.join_user("default", "monday-chat", "ada")
+    >>> store.session_user("default", "monday-chat"), [u.user_id for u in store.users()]
+    ('ada', ['ada'])
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..cache import HEALTH_CACHE_ENTRIES, SessionCache, session_cache_key
+from ..errors import ConfigurationError
+from ..facts import Fact, merge_user_fact, without_session
+from .facts import FactTable
+from .keys import Scope, UserScope, rebuild_key, user_record_id
+from .records import SessionInfo, UserInfo
+from .repository import ListRepository, decoded
+from .sessions import SessionList
+from .vectors import VectorSpaces
+
+__all__ = ["UserList", "UserStore"]
+
+
+def _user_info(meta: Mapping[str, Any]) -> UserInfo:
+    return UserInfo(str(meta["ns"]), str(meta["uid"]), float(meta["created"]))
+
+
+@dataclass(frozen=True, slots=True)
+class _Known:
+    """What this process knows of a session's user (``user`` None: it has none).
+
+    ``recorded`` is False for a user taken for a session not recorded yet (its first
+    write records it).
+    """
+
+    user: str | None
+    recorded: bool = True
+
+
+_SESSION_USERS: SessionCache[_Known] = SessionCache(
+    "session users", max_entries=HEALTH_CACHE_ENTRIES
+)
+
+
+class UserList(ListRepository):
+    """The ``{prefix}_users`` collection: one record per user, with its facts' stamp."""
+
+    name = "users"
+    label = "users"
+
+    def record_id(self, key: str) -> str:
+        """The id of a user's record."""
+        return user_record_id(key)
+
+    def register(self, user: UserScope) -> None:
+        """Record the user once (insert-if-absent: the first registration's time stays)."""
+        self.add_once(user, user.user_id, {"created": time.time(), "stamp": uuid.uuid4().hex})
+
+    def stamp(self, user: UserScope) -> str:
+        """The stamp of the user's facts ("" for an unknown user)."""
+        meta = self.fields("read the user", user, user_record_id(user.key)) or {}
+        return str(meta.get("stamp", ""))
+
+    def touch(self, user: UserScope) -> None:
+        """Give the user's facts a new stamp (they changed)."""
+        self.register(user)
+        self.set_fields(
+            "stamp the user's facts", user_record_id(user.key), {"stamp": uuid.uuid4().hex}
+        )
+
+    def set_marker(self, user: UserScope, key: str, value: str | None) -> None:  # type: ignore[override]
+        """Set (or, with None, remove) a rebuild marker of the user's record."""
+        self.register(user)
+        super().set_marker(user, key, value)
+
+    def entries(self, namespace: str | None = None) -> list[UserInfo]:
+        """List users (of one namespace, or all), oldest first."""
+        out = decoded("user", self.listed(namespace), _user_info)
+        out.sort(key=lambda u: (u.created_at, u.namespace, u.user_id))
+        return out
+
+
+class UserStore:
+    """The users' part of :class:`~.store.MemoryStore` (a base class of it).
+
+    Every method validates its namespace and ids (``InvalidInputError``).
+    """
+
+    identity: str
+    prefix: str
+    _sessions: SessionList
+    _users: UserList
+    _facts: FactTable
+    _vector_spaces: VectorSpaces
+
+    # -- which user a session belongs to ---------------------------------------------------
+
+    def _known(self, namespace: str, session_id: str) -> _Known | None:
+        return _SESSION_USERS.get(session_cache_key(self, namespace, session_id))
+
+    def _remember_user(
+        self, namespace: str, session_id: str, user: str | None, recorded: bool = True
+    ) -> None:
+        _SESSION_USERS.put(session_cache_key(self, namespace, session_id), _Known(user, recorded))
+
+    def _forget_user_of(self, namespace: str, session_id: str) -> None:
+        _SESSION_USERS.pop(session_cache_key(self, namespace, session_id))
+
+    def _scope(self, namespace: str, session_id: str) -> Scope:
+        """The session's scope, with its user when this process knows it (no I/O)."""
+        scope = Scope.of(namespace, session_id)
+        known = self._known(namespace, session_id)
+        return Scope.of(namespace, session_id, known.user) if known and known.user else scope
+
+    def session_user(self, namespace: str, session_id: str) -> str | None:
+        """The user the session belongs to, or None (read once per process, then kept)."""
+        known = self._known(namespace, session_id)
+        if known is None:
+            known = _Known(self._sessions.user_of(Scope.of(namespace, session_id)))
+            self._remember_user(namespace, session_id, known.user)
+        return known.user
+
+    def recorded_user(self, namespace: str, session_id: str) -> str | None:
+        """The user the session's record names (a user only bound in this process: None)."""
+        known = self._known(namespace, session_id)
+        if known is not None and not known.recorded:
+            return None
+        return self.session_user(namespace, session_id)
+
+    def bind_user(self, namespace: str, session_id: str, user_id: str) -> None:
+        """Take a session that has no user recorded as ``user_id``'s, in this process only.
+
+        A memory given a user reads and writes the session as the user's before its first
+        write records it (a new conversation recalls the user's facts at once). Nothing is
+        written; :meth:`join_user` records it.
+        """
+        known = self._known(namespace, session_id)
+        if known is None or not known.recorded or known.user is None:
+            self._remember_user(namespace, session_id, user_id, recorded=False)
+
+    def join_user(self, namespace: str, session_id: str, user_id: str) -> None:
+        """Record that the session belongs to ``user_id`` (fixed once recorded).
+
+        A session stored before it had a user joins it: what it stores from now on is the
+        user's (its earlier facts stay the session's until :meth:`~..recursive.
+        RecursiveMemory.rebuild`).
+
+        Raises:
+            ConfigurationError: When the session already belongs to another user (both
+                named).
+            InvalidInputError: For a bad namespace, session id or user id.
+        """
+        scope = Scope.of(namespace, session_id, user_id)
+        user = UserScope.of(namespace, user_id)
+        known = self._known(namespace, session_id)
+        if known is not None and known.recorded and known.user == user_id:
+            return
+        self._users.register(user)
+        before = self._sessions.join(scope)
+        if before is not None and before != user_id:
+            self._remember_user(namespace, session_id, before)
+            raise ConfigurationError.for_value(
+                "user_id",
+                user_id,
+                f"session {session_id!r} belongs to user {before!r}; a session's user is "
+                "fixed once recorded",
+            )
+        self._remember_user(namespace, session_id, user_id)
+
+    def users(self, namespace: str | None = None) -> list[UserInfo]:
+        """List users (of one namespace, or all), oldest first."""
+        return self._users.entries(namespace)
+
+    def user_sessions(self, namespace: str, user_id: str) -> list[SessionInfo]:
+        """The sessions of a user, oldest first."""
+        return self._sessions.of_user(UserScope.of(namespace, user_id))
+
+    # -- the user's facts --------------------------------------------------------------------
+
+    def user_facts(self, namespace: str, user_id: str) -> list[Fact]:
+        """Return the user's facts (learned in any of its sessions), oldest first."""
+        return self._facts.get(UserScope.of(namespace, user_id))
+
+    def user_stamp(self, namespace: str, user_id: str) -> str:
+        """A token that changes whenever the user's facts change ("" for no user)."""
+        return self._users.stamp(UserScope.of(namespace, user_id))
+
+    def _upsert_user_facts(self, scope: Scope, facts: Sequence[Fact]) -> list[Fact]:
+        """Merge a session's facts into its user's (one record per user and key)."""
+        assert scope.user_id is not None
+        user = UserScope.of(scope.namespace, scope.user_id)
+        stored = {f.key: f for f in self._facts.get(user, self._facts.ids(user, facts))}
+        merged: dict[str, Fact] = {}
+        for fact in facts:
+            old = merged.get(fact.key, stored.get(fact.key))
+            merged[fact.key] = merge_user_fact(old, fact, scope.session_id)
+        out = list(merged.values())
+        self._facts.put(user, out)
+        self._users.touch(user)
+        return out
+
+    def _drop_from_user(self, namespace: str, session_id: str, user_id: str) -> None:
+        """Take what session ``session_id`` stated out of its user's facts.
+
+        A fact only that session stated is deleted; the others fall back to their newest
+        statement from another session. The vectors of both are deleted (in every
+        vector collection): they embed wording that may be gone; the next fold or
+        ``reindex()`` embeds the facts again.
+        """
+        user = UserScope.of(namespace, user_id)
+        facts = [f for f in self._facts.get(user) if session_id in f.session_ids]
+        if not facts:
+            return
+        kept = [left for f in facts if (left := without_session(f, session_id)) is not None]
+        ids = self._facts.ids(user, facts)
+        kept_keys = {f.key for f in kept}
+        gone = [i for i, f in zip(ids, facts, strict=True) if f.key not in kept_keys]
+        self._facts.delete_ids("delete the user's facts", gone)
+        self._facts.put(user, kept)
+        self._vector_spaces.delete_ids(ids)
+        self._users.touch(user)
+
+    # -- rebuild markers ---------------------------------------------------------------------
+
+    def rebuild_marker(self, namespace: str, owner: str, task: str, *, user: bool = False) -> Any:
+        """The progress a running rebuild recorded (None: none is running).
+
+        Args:
+            namespace: The namespace.
+            owner: The session id (or, with ``user``, the user id).
+            task: ``"facts"``, ``"vectors"`` or ``"nodes"``.
+            user: ``owner`` is a user id.
+        """
+        key = rebuild_key(task)
+        if user:
+            value = self._users.marker(UserScope.of(namespace, owner), key)
+        else:
+            value = self._sessions.marker(Scope.of(namespace, owner), key)
+        return json.loads(value) if value is not None else None
+
+    def set_rebuild_marker(
+        self, namespace: str, owner: str, task: str, progress: Any, *, user: bool = False
+    ) -> None:
+        """Record a running rebuild's progress (JSON), or with None that it finished."""
+        key = rebuild_key(task)
+        value = json.dumps(progress) if progress is not None else None
+        if user:
+            self._users.set_marker(UserScope.of(namespace, owner), key, value)
+        else:
+            self._sessions.set_marker(self._scope(namespace, owner), key, value)
