@@ -50,6 +50,11 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
 
     Args:
         session_id: The conversation's id.
+        user_id: The user the conversation belongs to (default None: the session alone).
+            The facts extracted in any of the user's sessions are recalled in every other
+            one (``extract_facts=True``), and ``recall_scope="user"`` (or the retriever's
+            ``scope="user"``) recalls the archived turns of all of them. Fixed once
+            recorded with the session.
         llm: The summarizer: a LangChain chat model or LLM (a cheaper one than the chat
             model is the usual choice), a ``"provider:model"`` string, a core
             ``TextModel``, or None for the no-LLM extractive summarizer.
@@ -83,6 +88,8 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
             0 (the one rule of every adapter, :func:`~.core.config.recall_share`).
         background_folds: Fold on a background thread/task so ``add_messages`` returns as
             soon as the messages are stored (default False).
+        recall_scope: Where recall takes archived turns from: ``"session"`` (default) or
+            ``"user"`` (every session of ``user_id``).
         callbacks: LangChain callback handlers: they see the summarizer's calls (tagged
             ``langchain-recursive-memory``) and, after each fold, a custom event
             ``langchain_recursive_memory.usage`` with the calls and tokens it spent.
@@ -98,6 +105,7 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
         self,
         session_id: str,
         *,
+        user_id: str | None = None,
         llm: Any = None,
         path: str | PathLike[str] | None = None,
         client: ClientAPI | None = None,
@@ -116,6 +124,7 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
                 model=_traced(resolve_text_model(llm), callbacks, session_id, namespace),
                 store=open_store(path=path, client=client, store=store),
                 namespace=namespace,
+                user_id=user_id,
             )
         self.memory = memory
         self.session_id = memory.session_id
@@ -137,6 +146,11 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
         return self.messages == other.messages
 
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by content
+
+    @property
+    def user_id(self) -> str | None:
+        """The session's user (the one given, or once read the one recorded), or None."""
+        return self.memory.user_id
 
     def _summary_engine(self) -> RecursiveMemory:
         return self.memory

@@ -38,6 +38,7 @@ from .core.errors import ConfigurationError
 from .core.higmem import HiGMem, RetrievedTurn
 from .core.recursive import RecursiveMemory
 from .core.retrieval.hits import RecallHit
+from .core.retrieval.pool import SESSION, check_scope
 
 __all__ = [
     "HiGMemRetriever",
@@ -81,6 +82,23 @@ def hits_to_documents(
     return docs
 
 
+def _configured(configurable: dict[str, Any], key: str) -> str:
+    """The run's ``configurable[key]`` (a session or user id).
+
+    Raises:
+        ConfigurationError: When the run does not name it.
+    """
+    value = configurable.get(key)
+    if not isinstance(value, str) or not value:
+        raise ConfigurationError.for_value(
+            key,
+            value,
+            f"a retriever with sessions= needs config={{'configurable': {{{key!r}: ...}}}} "
+            "(RunnableWithMessageHistory passes it)",
+        )
+    return value
+
+
 _RUN_CONFIG: ContextVar[RunnableConfig | None] = ContextVar("lrm_retriever_config", default=None)
 
 
@@ -89,7 +107,10 @@ class _MemoryRetriever(BaseRetriever):
 
     The memory is fixed (``memory``) or, with ``sessions``, the memory of the session the
     run names: ``config["configurable"][session_key]`` (``RunnableWithMessageHistory``
-    passes its ``session_id`` there), so one retriever serves every user of a chain.
+    passes its ``session_id`` there), so one retriever serves every user of a chain. With
+    ``user_key`` the run names the user too, and ``sessions`` is called with both as
+    keywords (``sessions(session_id=..., user_id=...)``), as ``RunnableWithMessageHistory``
+    calls a history factory given ``history_factory_config``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -103,6 +124,15 @@ class _MemoryRetriever(BaseRetriever):
     session_key: str = Field(
         default="session_id", description="The configurable key that names the session."
     )
+    user_key: str | None = Field(
+        default=None,
+        description="The configurable key that names the user (None: the run names no user).",
+    )
+    scope: str | None = Field(
+        default=None,
+        description="Recall archived turns of 'session' (this one) or 'user' (every "
+        "session of the memory's user); None: the memory's default.",
+    )
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -114,6 +144,8 @@ class _MemoryRetriever(BaseRetriever):
             raise ConfigurationError.for_value(
                 "sessions", self.sessions, "give exactly one of memory= and sessions="
             )
+        if self.scope is not None:
+            check_scope(self.scope)
 
     def invoke(
         self, input: str, config: RunnableConfig | None = None, **kwargs: Any
@@ -140,17 +172,14 @@ class _MemoryRetriever(BaseRetriever):
         fixed = getattr(self, "memory", None)
         if fixed is not None:
             return fixed
-        config = _RUN_CONFIG.get() or ensure_config()
-        session_id = (config.get("configurable") or {}).get(self.session_key)
-        if not isinstance(session_id, str) or not session_id:
-            raise ConfigurationError.for_value(
-                self.session_key,
-                session_id,
-                f"a retriever with sessions= needs config={{'configurable': "
-                f"{{{self.session_key!r}: ...}}}} (RunnableWithMessageHistory passes it)",
-            )
+        configurable = (_RUN_CONFIG.get() or ensure_config()).get("configurable") or {}
+        session_id = _configured(configurable, self.session_key)
         assert self.sessions is not None  # checked in __init__
-        found = self.sessions(session_id)
+        if self.user_key is None:
+            found = self.sessions(session_id)
+        else:
+            user_id = _configured(configurable, self.user_key)
+            found = self.sessions(**{self.session_key: session_id, self.user_key: user_id})
         return getattr(found, "memory", found)  # a chat history, or a memory
 
     def _documents(self, query: str, k: int) -> list[Document]:
@@ -191,6 +220,11 @@ class RecursiveMemoryRetriever(_MemoryRetriever):
         max_tokens: Stop adding documents past this many tokens of content (default: the
             memory's ``recall_tokens`` when set, so the recall fits its share of the
             budget; else no limit).
+        scope: ``"session"`` or ``"user"``: archived turns of this session, or of every
+            session of the memory's user (the user's facts are recalled in both); default:
+            the memory's ``recall_scope``.
+        user_key: With ``sessions``: the configurable key naming the user, passed to
+            ``sessions`` with the session (``sessions(session_id=..., user_id=...)``).
     """
 
     memory: RecursiveMemory | None = Field(
@@ -218,12 +252,12 @@ class RecursiveMemoryRetriever(_MemoryRetriever):
 
     def _documents(self, query: str, k: int) -> list[Document]:
         memory = self._engine()
-        hits = memory.recall(query, k, kinds=self.kinds)
+        hits = memory.recall(query, k, kinds=self.kinds, scope=self.scope)
         return hits_to_documents(hits, memory, max_tokens=self._limit(memory))
 
     async def _adocuments(self, query: str, k: int) -> list[Document]:
         memory = self._engine()
-        hits = await memory.arecall(query, k, kinds=self.kinds)
+        hits = await memory.arecall(query, k, kinds=self.kinds, scope=self.scope)
         return hits_to_documents(hits, memory, max_tokens=self._limit(memory))
 
 
@@ -234,7 +268,7 @@ def retrieved_to_documents(found: list[RetrievedTurn], memory: HiGMem) -> list[D
             page_content=item.turn.text,
             id=f"turn:{item.turn.id}",
             metadata={
-                "session_id": memory.session_id,
+                "session_id": item.session_id or memory.session_id,
                 "namespace": memory.namespace,
                 "kind": "turn",
                 "id": item.turn.id,
@@ -263,6 +297,10 @@ class HiGMemRetriever(_MemoryRetriever):
         k: Most documents (default 8; with guided retrieval, at most this many of the
             turns the filter keeps); also accepted by ``invoke(..., k=)``.
         use_llm: Guided retrieval (default: when the memory has a model) or not.
+        scope: ``"session"`` (default) or ``"user"``: every session of the memory's user,
+            ranked without the LLM; a turn of another session names it in its metadata.
+        user_key: With ``sessions``: the configurable key naming the user (see
+            :class:`RecursiveMemoryRetriever`).
 
     Example:
         >>> from langchain_recursive_memory import HiGMemRetriever
@@ -279,9 +317,12 @@ class HiGMemRetriever(_MemoryRetriever):
 
     def _documents(self, query: str, k: int) -> list[Document]:
         memory = self._engine()
-        return retrieved_to_documents(memory.retrieve(query, k, use_llm=self.use_llm), memory)
+        found = memory.retrieve(query, k, use_llm=self.use_llm, scope=self.scope or SESSION)
+        return retrieved_to_documents(found, memory)
 
     async def _adocuments(self, query: str, k: int) -> list[Document]:
         memory = self._engine()
-        found = await memory.aretrieve(query, k, use_llm=self.use_llm)
+        found = await memory.aretrieve(
+            query, k, use_llm=self.use_llm, scope=self.scope or SESSION
+        )
         return retrieved_to_documents(found, memory)

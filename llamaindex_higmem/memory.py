@@ -79,6 +79,7 @@ class MemorySettings(TypedDict, total=False):
     reserve_tokens: int
     extract_facts: bool
     tokenizer_model: str
+    recall_scope: str
 
 
 _BUDGET = {"token_limit": "max_tokens", "summary_role": "summary_role"}
@@ -112,6 +113,12 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
     """
 
     session_id: str = Field(description="The conversation's id.", frozen=True)
+    user_id: str | None = Field(
+        default=None,
+        description="The user the conversation belongs to (None: the session alone); "
+        "the facts of all the user's sessions are recalled in each.",
+        frozen=True,
+    )
     namespace: str = Field(
         default=DEFAULT_NAMESPACE,
         description="Isolates apps or tenants sharing a store.",
@@ -150,6 +157,12 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
     summary_role: MessageRole = Field(
         default=MessageRole.USER,
         description="Role of the summary message: user (default), assistant or system.",
+        frozen=True,
+    )
+    recall_scope: str = Field(
+        default="session",
+        description="Where recall takes archived messages from: 'session' or 'user' "
+        "(every session of user_id).",
         frozen=True,
     )
     tokenizer_model: str = Field(
@@ -216,6 +229,7 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
             _options(settings),
             store=open_store(path=self.path),
             namespace=self.namespace,
+            user_id=self.user_id,
         )
 
     def __repr__(self) -> str:
@@ -245,6 +259,7 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         cls,
         *,
         session_id: str | None = None,
+        user_id: str | None = None,
         chat_history: Sequence[ChatMessage] | None = None,
         llm: Any = None,
         namespace: str = DEFAULT_NAMESPACE,
@@ -262,6 +277,9 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         Args:
             session_id: The conversation's id (default ``"chat_history"``, the default key of
                 ``ChatMemoryBuffer``: give one per conversation).
+            user_id: The user the conversation belongs to (default None: the session
+                alone). Facts extracted in any of the user's sessions are recalled in all
+                of them; ``recall_scope="user"`` recalls their archived messages too.
             chat_history: Messages to load: the session's messages become exactly these
                 (as :meth:`set` does; loading the same history again costs nothing).
             llm: The summarizer: any LlamaIndex LLM (a cheaper one than the chat model is
@@ -288,7 +306,8 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
                 (``"user"``), ``recall_tokens`` (default: a quarter of ``token_limit``
                 with ``embedder`` or ``extract_facts``, the hybrid memory; else 0),
                 ``reserve_tokens`` (0: what the application sends beside the history),
-                ``extract_facts`` (False), ``tokenizer_model`` (``"gpt-4o"``). Nothing
+                ``extract_facts`` (False), ``tokenizer_model`` (``"gpt-4o"``),
+                ``recall_scope`` (``"session"``, or ``"user"``). Nothing
                 else is accepted (``chat_store``, ``tokenizer_fn``... of
                 ``ChatMemoryBuffer`` have no meaning here).
 
@@ -304,7 +323,9 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         if memory is None:
             options = _options(settings, embedder=embedder, retry=retry)
             stores = {"path": path, "client": client, "store": store}
-            memory = _engine(session_id, options, resolve_llm(llm), stores, namespace)
+            memory = _engine(
+                (session_id, user_id), options, resolve_llm(llm), stores, namespace
+            )
         elif session_id is not None and session_id != memory.session_id:
             raise ConfigurationError.for_value(
                 "session_id", session_id, f"differs from the memory's {memory.session_id!r}"
@@ -491,7 +512,7 @@ def _unexpected(kwargs: dict[str, Any]) -> ConfigurationError:
 
 
 def _engine(
-    session_id: str | None,
+    ids: tuple[str | None, str | None],
     options: MemoryOptions,
     model: TextModel | None,
     stores: dict[str, Any],
@@ -499,8 +520,10 @@ def _engine(
 ) -> RecursiveMemory:
     """The engine of :meth:`RecursiveSummaryMemory.from_defaults` (the store of ``stores``).
 
-    A budget error names the LlamaIndex parameters (``token_limit``, not ``max_tokens``).
+    ``ids`` are the session id (None: the default one) and the user id. A budget error
+    names the LlamaIndex parameters (``token_limit``, not ``max_tokens``).
     """
+    session_id, user_id = ids
     try:
         config = options.memory_config()
     except ConfigurationError as exc:
@@ -512,6 +535,7 @@ def _engine(
         model=model,
         store=store,
         namespace=namespace,
+        user_id=user_id,
     )
 
 
@@ -530,6 +554,7 @@ def _fields_of(memory: RecursiveMemory) -> dict[str, Any]:
     cfg = memory.config
     return {
         "session_id": memory.session_id,
+        "user_id": memory.user_id,
         "namespace": memory.namespace,
         "token_limit": cfg.max_tokens,
         "max_summary_tokens": cfg.max_summary_tokens,
@@ -541,4 +566,5 @@ def _fields_of(memory: RecursiveMemory) -> dict[str, Any]:
         "extract_facts": memory.extract_facts,
         "recall_tokens": cfg.recall_tokens,
         "reserve_tokens": cfg.reserve_tokens,
+        "recall_scope": memory.recall_scope,
     }

@@ -8,7 +8,8 @@ Every read and write is scoped to the session: the block uses the ``session_id``
 ``Memory`` passes with each call (on ``aget``) and stamps on each flushed message (on
 ``aput``), falling back to the block's own ``session_id``. Unlike ``VectorMemoryBlock``
 (llama_index#22701), one block shared by several ``Memory`` sessions never returns one
-session's turns to another.
+session's turns to another. With ``user_id``, the sessions belong to that user, and
+``scope="user"`` retrieves from all of them (a user's earlier conversations).
 
 Example:
     >>> import asyncio
@@ -37,6 +38,7 @@ from langchain_recursive_memory.core.builder import open_store
 from langchain_recursive_memory.core.errors import InvalidInputError
 from langchain_recursive_memory.core.higmem import HiGMem, HiGMemConfig
 from langchain_recursive_memory.core.models import TextModel
+from langchain_recursive_memory.core.retrieval.pool import SESSION, check_scope
 from langchain_recursive_memory.core.runtime.retry import RetryPolicy
 from langchain_recursive_memory.core.storage import DEFAULT_NAMESPACE, MemoryStore
 from langchain_recursive_memory.core.turn import Turn
@@ -69,6 +71,14 @@ class HiGMemMemoryBlock(BaseMemoryBlock[str]):
         description="Session used when Memory passes none (Memory normally passes its own).",
     )
     namespace: str = Field(default=DEFAULT_NAMESPACE, description="Namespace of the sessions.")
+    user_id: str | None = Field(
+        default=None,
+        description="The user the sessions belong to (None: each session alone).",
+    )
+    scope: str = Field(
+        default=SESSION,
+        description="Retrieve from 'session' (this one) or 'user' (every session of user_id).",
+    )
     k: int | None = Field(default=8, description="Most turns returned per read.")
     use_llm: bool | None = Field(
         default=None, description="Guided retrieval (default: when an LLM is configured)."
@@ -96,6 +106,8 @@ class HiGMemMemoryBlock(BaseMemoryBlock[str]):
         path: str | PathLike[str] | None = None,
         session_id: str | None = None,
         namespace: str = DEFAULT_NAMESPACE,
+        user_id: str | None = None,
+        scope: str = SESSION,
         name: str = "higmem",
         k: int | None = 8,
         use_llm: bool | None = None,
@@ -116,6 +128,9 @@ class HiGMemMemoryBlock(BaseMemoryBlock[str]):
             path: Directory of an embedded persistent store.
             session_id: Fallback session id.
             namespace: Namespace of the sessions.
+            user_id: The user the sessions belong to (validated like a session id).
+            scope: ``"session"`` (default) or ``"user"``: retrieve from every session of
+                ``user_id`` (ranked without the LLM).
             name: The block's name in ``Memory``'s template.
             k: Most turns per read.
             use_llm: Guided retrieval or not (default: when ``llm`` is given).
@@ -127,6 +142,8 @@ class HiGMemMemoryBlock(BaseMemoryBlock[str]):
             name=name,
             session_id=session_id,
             namespace=namespace,
+            user_id=user_id,
+            scope=check_scope(scope),
             k=k,
             use_llm=use_llm,
             priority=priority,
@@ -156,6 +173,7 @@ class HiGMemMemoryBlock(BaseMemoryBlock[str]):
                 config=self._config,
                 retry=self._retry,
                 on_usage=dispatch_usage,
+                user_id=self.user_id,
             )
             self._engines[sid] = engine
         return engine
@@ -169,7 +187,9 @@ class HiGMemMemoryBlock(BaseMemoryBlock[str]):
                 break
         if not query.strip():
             return ""
-        found = await self.engine(session).aretrieve(query, self.k, use_llm=self.use_llm)
+        found = await self.engine(session).aretrieve(
+            query, self.k, use_llm=self.use_llm, scope=self.scope
+        )
         return "\n".join(f"- {_when(r.turn.created_at)}{r.speaker}: {r.turn.text}" for r in found)
 
     async def _aput(self, messages: list[ChatMessage]) -> None:

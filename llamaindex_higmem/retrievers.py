@@ -26,6 +26,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from langchain_recursive_memory.core.errors import ConfigurationError
 from langchain_recursive_memory.core.higmem import HiGMem, RetrievedTurn
+from langchain_recursive_memory.core.retrieval.pool import SESSION, check_scope
 
 from .instrumentation import dispatch_usage
 
@@ -43,8 +44,9 @@ def _iso(ts: float | None) -> str | None:
 def retrieved_to_node(item: RetrievedTurn, memory: HiGMem) -> NodeWithScore:
     """Convert a retrieved turn to a ``NodeWithScore(TextNode)``."""
     turn = item.turn
+    session_id = item.session_id or memory.session_id
     metadata: dict[str, Any] = {
-        "session_id": memory.session_id,
+        "session_id": session_id,
         "namespace": memory.namespace,
         "turn_id": turn.id,
         "speaker": item.speaker,
@@ -53,7 +55,7 @@ def retrieved_to_node(item: RetrievedTurn, memory: HiGMem) -> NodeWithScore:
         "found_by": list(item.found_by),
     }
     node = TextNode(
-        id_=f"{memory.session_id}:{turn.id}",
+        id_=f"{session_id}:{turn.id}",
         text=turn.text,
         metadata=metadata,
         excluded_llm_metadata_keys=list(HIDDEN_KEYS),
@@ -69,6 +71,8 @@ class HiGMemRetriever(BaseRetriever):
         memory: The session's :class:`~langchain_recursive_memory.core.HiGMem`.
         k: Most turns to return (default: HiGMem's choice, see ``HiGMem.retrieve``).
         use_llm: Guided retrieval (default: when the memory has a model) or not.
+        scope: ``"session"`` (default) or ``"user"``: every session of the memory's user,
+            ranked without the LLM (a node of another session names it in its metadata).
         callback_manager: LlamaIndex callbacks.
         verbose: LlamaIndex verbosity.
     """
@@ -79,6 +83,7 @@ class HiGMemRetriever(BaseRetriever):
         *,
         k: int | None = None,
         use_llm: bool | None = None,
+        scope: str = SESSION,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
@@ -91,12 +96,17 @@ class HiGMemRetriever(BaseRetriever):
             memory.usage_listeners.append(dispatch_usage)
         self.k = k
         self.use_llm = use_llm
+        self.scope = check_scope(scope)
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        found = self.memory.retrieve(query_bundle.query_str, self.k, use_llm=self.use_llm)
+        found = self.memory.retrieve(
+            query_bundle.query_str, self.k, use_llm=self.use_llm, scope=self.scope
+        )
         return [retrieved_to_node(item, self.memory) for item in found]
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        found = await self.memory.aretrieve(query_bundle.query_str, self.k, use_llm=self.use_llm)
+        found = await self.memory.aretrieve(
+            query_bundle.query_str, self.k, use_llm=self.use_llm, scope=self.scope
+        )
         return [retrieved_to_node(item, self.memory) for item in found]

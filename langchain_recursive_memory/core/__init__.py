@@ -13,6 +13,7 @@ Example:
 """
 
 from .config import MemoryConfig
+from .engine import RebuildProgress, RebuildResult
 from .errors import (
     ConfigurationError,
     EmbeddingError,
@@ -39,6 +40,7 @@ from .storage import (
     SessionState,
     StoredTurn,
     Summary,
+    UserInfo,
     default_path,
 )
 from .tokenizer import TokenCounter, encoding_name_for_model, get_encoding
@@ -69,6 +71,8 @@ __all__ = [
     "ModelOutputError",
     "ModelSettings",
     "ModelTimeoutError",
+    "RebuildProgress",
+    "RebuildResult",
     "RecallHit",
     "RecursiveMemory",
     "RecursiveMemoryError",
@@ -86,6 +90,7 @@ __all__ = [
     "Turn",
     "TurnNote",
     "Usage",
+    "UserInfo",
     "WriteOutcomeUnknownError",
     "default_path",
     "encoding_name_for_model",

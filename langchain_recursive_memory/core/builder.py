@@ -89,6 +89,7 @@ class MemoryKwargs(TypedDict, total=False):
     tokenizer_model: str
     retry: RetryPolicy | None
     background_folds: bool
+    recall_scope: str
     config: MemoryConfig | None
 
 
@@ -112,6 +113,7 @@ class MemoryOptions:
     tokenizer_model: str = "gpt-4o"
     retry: RetryPolicy | None = None
     background_folds: bool = False
+    recall_scope: str = "session"
     config: MemoryConfig | None = None
 
     @classmethod
@@ -159,12 +161,16 @@ def build_memory(
     store: MemoryStore,
     namespace: str = DEFAULT_NAMESPACE,
     on_usage: Callable[[UsageRecord], None] | None = None,
+    user_id: str | None = None,
 ) -> RecursiveMemory:
     """A :class:`~.recursive.HybridMemory` (hybrid options) or a ``RecursiveMemory``.
 
+    ``user_id`` names the user the session belongs to (None: the session alone); see
+    :class:`~.recursive.RecursiveMemory`.
+
     Raises:
-        ConfigurationError: For impossible budgets.
-        InvalidInputError: For an invalid session id or namespace.
+        ConfigurationError: For impossible budgets or a session of another user.
+        InvalidInputError: For an invalid session id, namespace or user id.
     """
     config = options.memory_config()
     engine = HybridMemory if options.hybrid or config.recall_tokens else RecursiveMemory
@@ -180,4 +186,6 @@ def build_memory(
         extract_facts=options.extract_facts,
         background_folds=options.background_folds,
         on_usage=on_usage,
+        user_id=user_id,
+        recall_scope=options.recall_scope,
     )

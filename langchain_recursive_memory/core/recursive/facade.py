@@ -1,7 +1,8 @@
 """What every framework adapter of the recursive memory offers beyond its framework's API.
 
 The LangChain chat history and the LlamaIndex memory both expose the summary, a forced
-fold and the upkeep spend of their engine; they inherit them from :class:`SummaryFacade`.
+fold, the upkeep spend, the erasure of the session's user and the rebuild of derived
+state of their engine; they inherit them from :class:`SummaryFacade`.
 
 Example:
     >>> from langchain_recursive_memory.core import MemoryStore, RecursiveMemory
@@ -17,6 +18,8 @@ Example:
 
 from __future__ import annotations
 
+from ..engine import OnProgress, RebuildResult
+from ..retrieval.pool import SESSION
 from ..storage import Summary
 from ..usage import Usage
 from .folder import FoldResult
@@ -57,3 +60,33 @@ class SummaryFacade:
     def usage(self) -> Usage:
         """What this session's memory upkeep has spent (LLM calls, input/output tokens)."""
         return self._summary_engine().usage()
+
+    def forget_user(self) -> list[str]:
+        """Delete every session, fact, vector and usage record of the session's user.
+
+        Returns:
+            The ids of the sessions deleted.
+
+        Raises:
+            ConfigurationError: When the session belongs to no user.
+        """
+        return self._summary_engine().forget_user()
+
+    async def aforget_user(self) -> list[str]:
+        """Async twin of :meth:`forget_user`."""
+        return await self._summary_engine().aforget_user()
+
+    def rebuild(self, scope: str = SESSION, *, on_progress: OnProgress = None) -> RebuildResult:
+        """Derive facts and vectors again from the turn log (resumable).
+
+        Args:
+            scope: ``"session"`` (default) or ``"user"`` (every session of its user).
+            on_progress: Called after each step with a ``RebuildProgress``.
+        """
+        return self._summary_engine().rebuild(scope, on_progress=on_progress)
+
+    async def arebuild(
+        self, scope: str = SESSION, *, on_progress: OnProgress = None
+    ) -> RebuildResult:
+        """Async twin of :meth:`rebuild`."""
+        return await self._summary_engine().arebuild(scope, on_progress=on_progress)

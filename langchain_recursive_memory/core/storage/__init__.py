@@ -52,7 +52,7 @@ Example:
 
 from .client import default_path
 from .keys import DEFAULT_NAMESPACE, session_key, text_hash, validate_scope
-from .records import SessionInfo, SessionState, StoredTurn, Summary, VectorRecord
+from .records import SessionInfo, SessionState, StoredTurn, Summary, UserInfo, VectorRecord
 from .store import MemoryStore
 
 __all__ = [
@@ -62,6 +62,7 @@ __all__ = [
     "SessionState",
     "StoredTurn",
     "Summary",
+    "UserInfo",
     "VectorRecord",
     "default_path",
     "session_key",
