@@ -116,7 +116,7 @@ class _MemoryRetriever(BaseRetriever):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     k: int = Field(default=4, description="How many documents to return.")
-    sessions: Callable[[str], Any] | None = Field(
+    sessions: Callable[..., Any] | None = Field(
         default=None,
         description="session_id -> the session's memory (or chat history), for a "
         "retriever that follows the run's session.",
@@ -322,7 +322,5 @@ class HiGMemRetriever(_MemoryRetriever):
 
     async def _adocuments(self, query: str, k: int) -> list[Document]:
         memory = self._engine()
-        found = await memory.aretrieve(
-            query, k, use_llm=self.use_llm, scope=self.scope or SESSION
-        )
+        found = await memory.aretrieve(query, k, use_llm=self.use_llm, scope=self.scope or SESSION)
         return retrieved_to_documents(found, memory)

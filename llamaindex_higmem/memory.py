@@ -323,9 +323,7 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         if memory is None:
             options = _options(settings, embedder=embedder, retry=retry)
             stores = {"path": path, "client": client, "store": store}
-            memory = _engine(
-                (session_id, user_id), options, resolve_llm(llm), stores, namespace
-            )
+            memory = _engine((session_id, user_id), options, resolve_llm(llm), stores, namespace)
         elif session_id is not None and session_id != memory.session_id:
             raise ConfigurationError.for_value(
                 "session_id", session_id, f"differs from the memory's {memory.session_id!r}"

@@ -29,6 +29,6 @@ Example:
 """
 
 from .agent import RecursiveMemoryMiddleware
-from .sessions import SessionResolver
+from .sessions import SessionResolver, UserResolver
 
-__all__ = ["RecursiveMemoryMiddleware", "SessionResolver"]
+__all__ = ["RecursiveMemoryMiddleware", "SessionResolver", "UserResolver"]

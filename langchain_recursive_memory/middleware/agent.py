@@ -38,7 +38,16 @@ from ..core.storage import DEFAULT_NAMESPACE, MemoryStore, StoredTurn, validate_
 from ..core.turn import Turn
 from ..language_models import resolve_text_model
 from ..messages import is_summary_message, message_to_turn
-from .sessions import SessionResolver, check_role, given_memory, memory_factory, warn_store
+from .sessions import (
+    MemoryFactory,
+    SessionResolver,
+    UserResolver,
+    check_role,
+    given_memory,
+    memory_factory,
+    run_user,
+    warn_store,
+)
 from .view import (
     bounded_request,
     latest_question,
@@ -60,6 +69,7 @@ class _Session:
     """A session's core memory and the message ids known to be in its log."""
 
     memory: RecursiveMemory
+    user_id: str | None = None
     known: set[str] = field(default_factory=set)
 
 
@@ -102,6 +112,13 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     (``agent.invoke(..., {"configurable": {"thread_id": "t-1"}})``), with or without a
     checkpointer. Sessions never see each other's messages.
 
+    **Users.** A session can belong to a user, named by the run as it names the thread:
+    ``runtime.context.user_id`` (``context_schema``) or ``config["configurable"]["user_id"]``
+    (or pass ``user_id=``, fixed or a function). The facts of every thread of the user are
+    then recalled in each of them (``extract_facts=True``), and ``recall_scope="user"``
+    recalls the archived turns of all of them too. A run that names no user: the thread
+    alone, as before.
+
     **Storage.** Every message of the state is stored once: messages are keyed by their
     ``id`` (LangGraph gives every state message one; a message without one gets a new id),
     and the ids already in the log are skipped. A message passed in again without its
@@ -121,6 +138,8 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     Args:
         session_id: A fixed session id, a function ``(config, runtime) -> str``, or None
             (default) for the LangGraph ``thread_id``.
+        user_id: A fixed user id, a function ``(config, runtime) -> str | None``, or None
+            (default) for the run's ``user_id`` (context, then configurable), if any.
         llm: The summarizer: a LangChain chat model or LLM (a cheaper one than the agent's
             model is the usual choice), a ``"provider:model"`` string, a core
             ``TextModel``, or None for the no-LLM extractive summarizer.
@@ -172,6 +191,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self,
         session_id: str | SessionResolver | None = None,
         *,
+        user_id: str | UserResolver | None = None,
         llm: Any = None,
         model: Any = None,
         path: str | PathLike[str] | None = None,
@@ -196,7 +216,8 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._max_sessions = max_sessions
         self.count_system_and_tools = count_system_and_tools
-        self._factory: Callable[[str], RecursiveMemory]
+        self._factory: MemoryFactory
+        self.user_id = user_id
         if memory is None:
             self._factory = memory_factory(
                 MemoryOptions.from_kwargs(options),
@@ -242,11 +263,17 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             return str(value)
         raise ConfigurationError.for_value(what, value, "must be a str")
 
-    def _session(self, session_id: str) -> _Session:
+    def _run_session(self, runtime: Runtime[Any] | None) -> _Session:
+        """The session of the current run, with the run's user."""
+        return self._session(self._resolve_session(runtime), run_user(self.user_id, runtime))
+
+    def _session(self, session_id: str, user_id: str | None = None) -> _Session:
         with self._lock:
             session = self._sessions.pop(session_id, None)
+            if session is not None and user_id is not None and session.user_id != user_id:
+                session = None  # built for no user (or another): the engine checks the log
             if session is None:
-                memory = self._factory(session_id)
+                memory = self._factory(session_id, user_id)
                 if not isinstance(memory, RecursiveMemory):
                     raise ConfigurationError.for_value(
                         "memory", memory, "the memory function must return a RecursiveMemory"
@@ -259,14 +286,16 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                         f"for {session_id!r}",
                     )
                 check_role(memory)
-                session = _Session(memory)
+                session = _Session(memory, user_id)
             self._sessions[session_id] = session
             while len(self._sessions) > self._max_sessions:
                 self._sessions.popitem(last=False)
             return session
 
-    def get_memory(self, session_id: str) -> RecursiveMemory:
+    def get_memory(self, session_id: str, user_id: str | None = None) -> RecursiveMemory:
         """Return the core memory of a session (to read its log or summary, or clear it).
+
+        ``user_id``: the session's user, when it has one not recorded yet.
 
         Example:
             >>> from langchain_recursive_memory.core import MemoryStore
@@ -274,7 +303,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             >>> middleware.get_memory("thread-1").session_id
             'thread-1'
         """
-        return self._session(session_id).memory
+        return self._session(session_id, user_id).memory
 
     # -- storing ----------------------------------------------------------------------------
 
@@ -359,7 +388,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def _prepare(self, request: ModelRequest[Any]) -> tuple[_Session, RecursiveMemory, int]:
         """The run's session, its memory, and the tokens the request's prompt and tools take."""
-        session = self._session(self._resolve_session(request.runtime))
+        session = self._run_session(request.runtime)
         return session, session.memory, self._reserve(request, session.memory)
 
     def wrap_model_call(
@@ -397,7 +426,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Store what the run added after its last model call (the answer, tool results)."""
-        session = self._session(self._resolve_session(runtime))
+        session = self._run_session(runtime)
         try:
             self._store(session, state_messages(state))
         except StoreError as exc:
@@ -408,7 +437,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self, state: AgentState[Any], runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         """Async twin of :meth:`after_agent`."""
-        session = self._session(self._resolve_session(runtime))
+        session = self._run_session(runtime)
         try:
             await self._astore(session, state_messages(state))
         except StoreError as exc:
