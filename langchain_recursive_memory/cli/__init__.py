@@ -2,7 +2,8 @@
 
 Ingest transcripts (JSONL or LoCoMo) into a memory, look at what the memory hands to the
 model (summary, window, facts, HiGMem events, token counts), recall memories for a
-question, list, clear and expire sessions, and run an offline demo. Built on
+question, list, clear and expire sessions, list and forget users, rebuild derived state
+from the turn log, and run an offline demo. Built on
 :mod:`langchain_recursive_memory.core` only: it imports neither LangChain nor LlamaIndex
 (``--model provider:model`` imports LangChain when, and only when, it is given).
 
@@ -11,6 +12,12 @@ Global options come before the command::
     lrm --path ./memory ingest chat.jsonl --session support-42
     lrm --path ./memory show support-42
     lrm --path ./memory recall support-42 "What is my order number?"
+    lrm --path ./memory ingest week2.jsonl --session ada-2 --user ada
+    lrm --path ./memory recall ada-2 "Where do I live?" --user ada
+    lrm --path ./memory show --user ada
+    lrm --path ./memory users
+    lrm --path ./memory rebuild --user ada
+    lrm --path ./memory forget-user ada --yes
     lrm --host 127.0.0.1 --port 8000 sessions
     lrm demo
 
@@ -31,6 +38,7 @@ from ._app import app, main, parse_duration
 from . import ingest as ingest
 from . import show as show
 from . import sessions as sessions
+from . import users as users
 from . import demo as demo
 
 # isort: on

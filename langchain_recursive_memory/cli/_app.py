@@ -49,6 +49,7 @@ __all__ = [
     "ProgressOption",
     "Settings",
     "SummaryTokensOption",
+    "UserOption",
     "app",
     "main",
     "parse_duration",
@@ -104,6 +105,17 @@ SummaryTokensOption = Annotated[
         "--summary-tokens",
         min=16,
         help="Cap of the summary, inside --max-tokens (default: the session's, else 300).",
+    ),
+]
+UserOption = Annotated[
+    str | None,
+    typer.Option(
+        "--user",
+        "-u",
+        help=(
+            "The user the sessions belong to: the facts of each of the user's sessions "
+            "are recalled in all of them (a session's user is fixed once recorded)."
+        ),
     ),
 ]
 ProgressOption = Annotated[
@@ -302,16 +314,19 @@ def _make_memory(
     max_tokens: int | None = None,
     summary_tokens: int | None = None,
     model: TextModel | None = None,
+    user_id: str | None = None,
 ) -> RecursiveMemory | HiGMem:
     """Build the memory of ``kind`` for a session (the CLI's budget defaults)."""
     if kind is MemoryKind.higmem:
-        return HiGMem(session_id, model=model, store=store, namespace=namespace)
+        return HiGMem(session_id, model=model, store=store, namespace=namespace, user_id=user_id)
     options = MemoryOptions(
         max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
         max_summary_tokens=summary_tokens or DEFAULT_SUMMARY_TOKENS,
         extract_facts=kind is MemoryKind.hybrid,  # the hybrid memory: facts and recall
     )
-    return build_memory(session_id, options, model=model, store=store, namespace=namespace)
+    return build_memory(
+        session_id, options, model=model, store=store, namespace=namespace, user_id=user_id
+    )
 
 
 def _require_session(

@@ -27,6 +27,7 @@ from ._app import (
     ModelTimeoutOption,
     ProgressOption,
     SummaryTokensOption,
+    UserOption,
     _console,
     _make_memory,
     _reported_errors,
@@ -81,6 +82,7 @@ def ingest(
     ctx: typer.Context,
     file: _FileArgument,
     session: _SessionOption = None,
+    user: UserOption = None,
     fmt: _FormatOption = InputFormat.auto,
     memory_kind: _MemoryOption = MemoryKind.hybrid,
     max_tokens: MaxTokensOption = None,
@@ -124,6 +126,7 @@ def ingest(
                 max_tokens=max_tokens,
                 summary_tokens=summary_tokens,
                 model=text_model,
+                user_id=user,
             )
             summary.add_row(*_ingest_session(memory, session_id, turns, progress=progress))
         console.print(summary)

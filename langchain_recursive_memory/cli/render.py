@@ -15,6 +15,7 @@ from ..core import (
     Context,
     Event,
     Fact,
+    MemoryStore,
     RecallHit,
     RecursiveMemory,
     RetrievedTurn,
@@ -25,7 +26,7 @@ from ..core import (
 )
 from ._app import _cut, _time
 
-__all__ = ["higmem_table", "recall_table", "render_show"]
+__all__ = ["higmem_table", "recall_table", "render_show", "render_user"]
 
 
 def render_show(console: Console, memory: RecursiveMemory, *, window_rows: int) -> None:
@@ -52,6 +53,46 @@ def render_show(console: Console, memory: RecursiveMemory, *, window_rows: int) 
     if events:
         console.print(_events_table(events))
     _print_tokens(console, memory.counter, turns, ctx)
+
+
+def render_user(
+    console: Console, store: MemoryStore, namespace: str, user_id: str, where: str
+) -> None:
+    """Print a user's sessions and the user's facts (newest statement of each key).
+
+    Args:
+        console: Where to print.
+        store: The store.
+        namespace: The user's namespace.
+        user_id: The user.
+        where: The store's readable location (for the title).
+    """
+    console.print(Text(f"User {user_id!r} · namespace {namespace!r} · {where}", style="bold"))
+    sessions = Table(title="Sessions", title_justify="left")
+    sessions.add_column("session", overflow="fold")
+    sessions.add_column("turns", justify="right")
+    for info in store.user_sessions(namespace, user_id):
+        sessions.add_row(
+            Text(info.session_id), f"{store.count_turns(namespace, info.session_id):,}"
+        )
+    console.print(sessions)
+    facts = store.user_facts(namespace, user_id)
+    if not facts:
+        console.print("Facts: none stored yet (a session's facts reach its user at its folds).")
+        return
+    table = Table(title=f"Facts ({len(facts)})", title_justify="left")
+    table.add_column("key", overflow="fold")
+    table.add_column("fact", overflow="fold", ratio=1)
+    table.add_column("sessions", overflow="fold")
+    table.add_column("previously", overflow="fold")
+    for fact in facts:
+        table.add_row(
+            Text(fact.key),
+            Text(_cut(fact.text, 160)),
+            Text(", ".join(fact.session_ids)),
+            Text(" | ".join(_cut(p, 60) for p in fact.previous)),
+        )
+    console.print(table)
 
 
 def _summary_panel(summary: Summary | None) -> Panel:

@@ -11,7 +11,9 @@ from ._app import (
     MemoryKind,
     Settings,
     SummaryTokensOption,
+    UserOption,
     _console,
+    _fail,
     _make_memory,
     _reported_errors,
     _require_session,
@@ -19,7 +21,7 @@ from ._app import (
     _settings,
     app,
 )
-from .render import higmem_table, recall_table, render_show
+from .render import higmem_table, recall_table, render_show, render_user
 
 __all__ = ["recall", "show"]
 
@@ -53,6 +55,7 @@ def _session_memory(
     kind: MemoryKind | None,
     max_tokens: int | None,
     summary_tokens: int | None,
+    user: str | None = None,
 ) -> RecursiveMemory:
     """The recursive or hybrid memory that reads a stored session, with its budget.
 
@@ -68,6 +71,7 @@ def _session_memory(
         settings.ns,
         max_tokens=max_tokens or _int(made.get("max_tokens")),
         summary_tokens=summary_tokens or _int(made.get("max_summary_tokens")),
+        user_id=user,
     )
     assert isinstance(memory, RecursiveMemory)
     return memory
@@ -80,7 +84,10 @@ def _int(value: Any) -> int | None:
 @app.command()
 def show(
     ctx: typer.Context,
-    session: _SessionArgument,
+    session: Annotated[
+        str | None, typer.Argument(help="The session id (omit it with --user: the user).")
+    ] = None,
+    user: UserOption = None,
     memory_kind: Annotated[
         MemoryKind | None,
         typer.Option(
@@ -98,19 +105,37 @@ def show(
         int, typer.Option("--rows", min=0, help="Most window messages to list (newest).")
     ] = 30,
 ) -> None:
-    """Show a session: summary, window, facts, HiGMem events, token counts."""
+    """Show a session (summary, window, facts, HiGMem events, tokens), or a user's memory."""
     settings = _settings(ctx)
     console = _console()
     with _reported_errors():
+        if session is None:
+            if user is None:
+                raise _fail("give a session id, or --user for a user's sessions and facts", 2)
+            _show_user(settings, user)
+            return
         store = _open_session(settings, session)
-        memory = _session_memory(settings, store, session, memory_kind, max_tokens, summary_tokens)
+        memory = _session_memory(
+            settings, store, session, memory_kind, max_tokens, summary_tokens, user
+        )
+        owner_id = memory.user_id or store.recorded_user(settings.ns, session)
+        owner = f" · user {owner_id!r}" if owner_id else ""
         console.print(
             Text(
-                f"Session {session!r} · namespace {settings.ns!r} · {settings.location()}",
+                f"Session {session!r}{owner} · namespace {settings.ns!r} · {settings.location()}",
                 style="bold",
             )
         )
         render_show(console, memory, window_rows=window_rows)
+
+
+def _show_user(settings: Settings, user: str) -> None:
+    """Print a user's sessions and facts (exit 1 when the store has no such user)."""
+    store = settings.existing_store()
+    known = store is not None and any(u.user_id == user for u in store.users(settings.ns))
+    if store is None or not known:
+        raise _fail(f"no user {user!r} in namespace {settings.ns!r} (list them with `lrm users`)")
+    render_user(_console(), store, settings.ns, user, settings.location())
 
 
 @app.command()
@@ -141,21 +166,37 @@ def recall(
         str | None,
         typer.Option("--model", help="A LangChain 'provider:model' for HiGMem's guided retrieval."),
     ] = None,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user",
+            "-u",
+            help="Recall from every session of this user (the session's): its facts and "
+            "the archived turns of all its sessions.",
+        ),
+    ] = None,
 ) -> None:
     """Recall the facts and archived turns most relevant to QUERY."""
     settings = _settings(ctx)
     console = _console()
+    scope = "session" if user is None else "user"
     with _reported_errors():
         store = _open_session(settings, session)
         kind, _ = _session_kind(store, settings, session, memory_kind)
         if higmem or kind is MemoryKind.higmem:
-            hg = HiGMem(session, model=_resolve_model(model), store=store, namespace=settings.ns)
-            found = hg.retrieve(query, k=k)
+            hg = HiGMem(
+                session,
+                model=_resolve_model(model) if user is None else None,
+                store=store,
+                namespace=settings.ns,
+                user_id=user,
+            )
+            found = hg.retrieve(query, k=k, scope=scope)
             title = f"HiGMem retrieval for {query!r}"
             console.print(higmem_table(found, title) if found else "No turn matched.")
             return
-        memory = _session_memory(settings, store, session, kind, max_tokens, summary_tokens)
-        hits = memory.recall(query, k=k)
+        memory = _session_memory(settings, store, session, kind, max_tokens, summary_tokens, user)
+        hits = memory.recall(query, k=k, scope=scope)
         if not hits:
             console.print("No memory matched (turns still in the window are not recalled).")
             return
