@@ -87,7 +87,7 @@ def _inject(store: MemoryStore, phase: str, write: Any, monkeypatch: pytest.Monk
         monkeypatch.setattr(log, "take_before", lambda *a: (take(*a), write())[0])
     elif phase == "after_check":
         clear = store._clear_derived
-        monkeypatch.setattr(store, "_clear_derived", lambda scope: (write(), clear(scope)))
+        monkeypatch.setattr(store, "_clear_derived", lambda *a: (write(), clear(*a)))
 
 
 @pytest.mark.parametrize(

@@ -96,10 +96,13 @@ __all__ = [
     "window_vector_id",
 ]
 
-SCHEMA = 3
-"""Version of the record layout (2: selective session keys ``sk``/``open``/``skk``; 3: users,
-``uid``/``uk`` on the records of a user's sessions, ``uo`` on the user's own records).
-Schema 2 data reads unchanged: a record without a user belongs to no user."""
+SCHEMA = 2
+"""Version of the record layout (2: selective session keys ``sk``/``open``/``skk``).
+
+Users added metadata without changing the layout: ``uid``/``uk`` on the records of a
+user's sessions, ``uo`` on the user's own records, a ``users`` collection. A record
+without them belongs to no user, so stores written before users open and read unchanged
+(a new schema number would make every existing store refuse to open)."""
 
 DEFAULT_NAMESPACE = "default"
 """The namespace used when none is given."""
