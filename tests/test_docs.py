@@ -42,6 +42,8 @@ def test_every_readme_snippet_lives_in_an_example(block):
 def test_every_example_runs_offline(script, tmp_path):
     env = {**os.environ, "LANGCHAIN_RECURSIVE_MEMORY_PATH": str(tmp_path / "store")}
     env.pop("LRM_MODEL", None)
+    # The checkout under test, not whichever copy of the package is installed.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     out = subprocess.run(
         [sys.executable, str(script)],
         cwd=tmp_path,
@@ -54,6 +56,8 @@ def test_every_example_runs_offline(script, tmp_path):
     assert out.stdout.strip()
     if script.name == "lcel_recall.py":
         assert "4471" in out.stdout
+    if script.name == "user_memory.py":
+        assert all(word in out.stdout for word in ("Ada", "Lisbon", "vegetarian"))
 
 
 def test_quickstart_keeps_the_budget_and_says_what_is_a_stand_in(tmp_path):
