@@ -107,17 +107,12 @@ SummaryTokensOption = Annotated[
         help="Cap of the summary, inside --max-tokens (default: the session's, else 300).",
     ),
 ]
-UserOption = Annotated[
-    str | None,
-    typer.Option(
-        "--user",
-        "-u",
-        help=(
-            "The user the sessions belong to: the facts of each of the user's sessions "
-            "are recalled in all of them (a session's user is fixed once recorded)."
-        ),
-    ),
-]
+_USER_HELP = (
+    "The user the sessions belong to: the facts of each of the user's sessions are "
+    "recalled in all of them (a session's user is fixed once recorded); recall: from "
+    "every session of the user."
+)
+UserOption = Annotated[str | None, typer.Option("--user", "-u", help=_USER_HELP)]
 ProgressOption = Annotated[
     bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")
 ]

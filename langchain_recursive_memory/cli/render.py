@@ -4,7 +4,7 @@ Stored text is always wrapped in :class:`~rich.text.Text`, so it is printed as t
 never read as rich markup.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rich.console import Console
 from rich.panel import Panel
@@ -80,19 +80,13 @@ def render_user(
     if not facts:
         console.print("Facts: none stored yet (a session's facts reach its user at its folds).")
         return
-    table = Table(title=f"Facts ({len(facts)})", title_justify="left")
-    table.add_column("key", overflow="fold")
-    table.add_column("fact", overflow="fold", ratio=1)
-    table.add_column("sessions", overflow="fold")
-    table.add_column("previously", overflow="fold")
-    for fact in facts:
-        table.add_row(
-            Text(fact.key),
-            Text(_cut(fact.text, 160)),
-            Text(", ".join(fact.session_ids)),
-            Text(" | ".join(_cut(p, 60) for p in fact.previous)),
+    console.print(
+        _facts_table(
+            facts,
+            ("sessions", "previously"),
+            lambda f: (", ".join(f.session_ids), " | ".join(_cut(p, 60) for p in f.previous)),
         )
-    console.print(table)
+    )
 
 
 def _summary_panel(summary: Summary | None) -> Panel:
@@ -126,20 +120,22 @@ def _window_table(window: Sequence[Turn], rows: int) -> Table:
     return table
 
 
-def _facts_table(facts: Sequence[Fact]) -> Table:
-    """The session's facts with their times and source turns."""
+def _facts_table(
+    facts: Sequence[Fact],
+    columns: Sequence[str] = ("time", "source turns"),
+    cells: Callable[[Fact], Sequence[str]] = lambda f: (f.time, ", ".join(f.source_turn_ids)),
+) -> Table:
+    """Facts: key and text, then ``columns`` (the ``cells`` of each fact).
+
+    The default: a session's facts with their times and source turns.
+    """
     table = Table(title=f"Facts ({len(facts)})", title_justify="left")
     table.add_column("key", overflow="fold")
     table.add_column("fact", overflow="fold", ratio=1)
-    table.add_column("time", overflow="fold")
-    table.add_column("source turns", overflow="fold")
+    for column in columns:
+        table.add_column(column, overflow="fold")
     for fact in facts:
-        table.add_row(
-            Text(fact.key),
-            Text(_cut(fact.text, 160)),
-            Text(fact.time),
-            Text(", ".join(fact.source_turn_ids)),
-        )
+        table.add_row(Text(fact.key), Text(_cut(fact.text, 160)), *(Text(c) for c in cells(fact)))
     return table
 
 

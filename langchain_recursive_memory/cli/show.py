@@ -166,17 +166,9 @@ def recall(
         str | None,
         typer.Option("--model", help="A LangChain 'provider:model' for HiGMem's guided retrieval."),
     ] = None,
-    user: Annotated[
-        str | None,
-        typer.Option(
-            "--user",
-            "-u",
-            help="Recall from every session of this user (the session's): its facts and "
-            "the archived turns of all its sessions.",
-        ),
-    ] = None,
+    user: UserOption = None,
 ) -> None:
-    """Recall the facts and archived turns most relevant to QUERY."""
+    """Recall the facts and archived turns most relevant to QUERY (--user: of every session)."""
     settings = _settings(ctx)
     console = _console()
     scope = "session" if user is None else "user"

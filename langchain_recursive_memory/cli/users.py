@@ -32,30 +32,34 @@ _UserArgument = Annotated[str, typer.Argument(help="The user id.")]
 def list_users(ctx: typer.Context) -> None:
     """List users: namespace, id, sessions, facts, first seen."""
     settings = _settings(ctx)
-    console = _console()
     with _reported_errors():
         store = settings.existing_store()
-        found = store.users(settings.namespace) if store is not None else []
-        if store is None or not found:
-            console.print(f"No users in {settings.location()}.")
-            return
-        table = Table(title=f"Users in {settings.location()}", title_justify="left")
-        table.add_column("namespace", overflow="fold")
-        table.add_column("user", overflow="fold")
-        table.add_column("sessions", justify="right")
-        table.add_column("facts", justify="right")
-        table.add_column("first seen (UTC)", no_wrap=True)
-        for info in found:
-            sessions = store.user_sessions(info.namespace, info.user_id)
-            facts = store.user_facts(info.namespace, info.user_id)
-            table.add_row(
-                Text(info.namespace),
-                Text(info.user_id),
-                f"{len(sessions):,}",
-                f"{len(facts):,}",
-                _time(info.created_at),
-            )
-        console.print(table)
+        listed = _users_table(store, settings) if store is not None else None
+        _console().print(listed or f"No users in {settings.location()}.")
+
+
+def _users_table(store: MemoryStore, settings: Settings) -> Table | None:
+    """The users of the store (of ``--namespace``, or all), or None when there are none."""
+    found = store.users(settings.namespace)
+    if not found:
+        return None
+    table = Table(title=f"Users in {settings.location()}", title_justify="left")
+    for column in ("namespace", "user"):
+        table.add_column(column, overflow="fold")
+    for column in ("sessions", "facts"):
+        table.add_column(column, justify="right")
+    table.add_column("first seen (UTC)", no_wrap=True)
+    for info in found:
+        sessions = store.user_sessions(info.namespace, info.user_id)
+        facts = store.user_facts(info.namespace, info.user_id)
+        table.add_row(
+            Text(info.namespace),
+            Text(info.user_id),
+            f"{len(sessions):,}",
+            f"{len(facts):,}",
+            _time(info.created_at),
+        )
+    return table
 
 
 def _require_user(settings: Settings, user: str) -> tuple[MemoryStore, list[str]]:
