@@ -128,7 +128,7 @@ def test_the_middleware_reads_the_user_from_the_runtime_context(store):
     )
     assert store.recorded_user("default", "t9") == "bob"
     fixed = RecursiveMemoryMiddleware(store=store, user_id="carol", max_tokens=800)
-    assert fixed.get_memory("t10").user_id is None  # no run yet: given per run
+    assert fixed.get_memory("t10").user_id == "carol"  # the fixed user
     assert [u.user_id for u in store.users("default")] == ["bob"]
 
 
@@ -164,3 +164,13 @@ def test_the_higmem_block_and_retriever_take_user_id_and_scope(store):
     assert "Miso" not in asyncio.run(
         alone.aget([ChatMessage(role="user", content="cat name?")], session_id="c")
     )
+
+
+def test_the_runs_user_can_be_fixed_or_a_function_and_must_be_a_string():
+    from langchain_recursive_memory.middleware.sessions import run_user
+
+    assert run_user("ada", None) == "ada"
+    assert run_user(lambda config, runtime: "zed", None) == "zed"
+    assert run_user(None, None) is None  # a run that names no user: the thread alone
+    with pytest.raises(ConfigurationError, match=r"user_id function's result=\[1\]"):
+        run_user(lambda config, runtime: [1], None)

@@ -295,7 +295,8 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def get_memory(self, session_id: str, user_id: str | None = None) -> RecursiveMemory:
         """Return the core memory of a session (to read its log or summary, or clear it).
 
-        ``user_id``: the session's user, when it has one not recorded yet.
+        ``user_id``: the session's user, when it has one not recorded yet (default: the
+        middleware's fixed ``user_id``, if it has one).
 
         Example:
             >>> from langchain_recursive_memory.core import MemoryStore
@@ -303,6 +304,8 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             >>> middleware.get_memory("thread-1").session_id
             'thread-1'
         """
+        if user_id is None and isinstance(self.user_id, str):
+            user_id = self.user_id
         return self._session(session_id, user_id).memory
 
     # -- storing ----------------------------------------------------------------------------
