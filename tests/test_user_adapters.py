@@ -174,3 +174,14 @@ def test_the_runs_user_can_be_fixed_or_a_function_and_must_be_a_string():
     assert run_user(None, None) is None  # a run that names no user: the thread alone
     with pytest.raises(ConfigurationError, match=r"user_id function's result=\[1\]"):
         run_user(lambda config, runtime: [1], None)
+
+
+def test_recall_scope_user_is_the_default_of_the_historys_retriever(store):
+    old = history(store, "old", extract_facts=False, llm=KeywordSummarizer())
+    ended(old, "My locker code is 4471.", *FILLER)
+    new = history(store, "new", extract_facts=False, llm=KeywordSummarizer(), recall_scope="user")
+    assert new.memory.recall_scope == "user"
+    assert new.as_retriever(k=1).invoke("locker code")[0].page_content == (
+        "My locker code is 4471."
+    )
+    assert new.as_retriever(k=1, scope="session").invoke("locker code") == []
