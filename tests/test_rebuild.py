@@ -195,3 +195,18 @@ def test_higmem_rebuild_of_a_user(store):
         )
     result = HiGMem("a", store=store, user_id="ada").rebuild(scope="user")
     assert result.sessions == ("a", "b") and result.nodes == 10
+
+
+def test_a_user_rebuild_after_a_stopped_session_rebuild_derives_every_version_again(store):
+    fill(memory(store, user="ada"))
+    versions = len(store.summaries("default", "s"))
+    with pytest.raises(ModelError):
+        memory(store, user="ada", model=Crashing(ok=1)).rebuild()  # the session's rebuild
+    assert store.rebuild_marker("default", "s", "facts") == 1
+    result = memory(store, user="ada", model=RenamedFacts()).rebuild("user")
+    assert result.versions == versions and not result.resumed
+    assert {f.key for f in store.user_facts("default", "ada")} == {
+        "ada/home_city",
+        "ada/diet",
+        "ada/bike",
+    }

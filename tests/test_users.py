@@ -334,3 +334,85 @@ def test_forget_user_from_a_memory(store):
     assert mem.forget_user() == ["s1"]
     with pytest.raises(ConfigurationError, match="no user"):
         RecursiveMemory("x", store=store).forget_user()
+
+
+# -- found in review: live handles, concurrent folds, many restatements ----------------------
+
+
+@pytest.mark.parametrize("how", ["forget_user", "clear"])
+def test_a_live_memory_keeps_writing_its_session_as_the_users_after_another_handle(store, how):
+    live = memory(store, "s1")
+    chat(live, "My home city is Oslo.")
+    chat(memory(store, "s2"), "My pet is a cat named Rex.")
+    if how == "forget_user":
+        store.forget_user("default", "ada")
+    else:
+        memory(store, "s1").clear()  # another request's handle on the same session
+    chat(live, "My locker code is 4471.")  # the handle opened before goes on
+    assert store.session_user("default", "s1") == "ada"
+    assert "The user's locker code is 4471." in [f.text for f in store.user_facts("default", "ada")]
+    erased = store.forget_user("default", "ada")
+    assert "s1" in erased
+    assert "4471" not in _text_of(_records(store))
+
+
+def test_concurrent_folds_of_one_users_sessions_keep_every_statement(store):
+    import re
+    import threading
+
+    from langchain_recursive_memory.core import FunctionTextModel
+
+    line = re.compile(r"^\[(\d+)\] (?:\[[^\]]*\] )?user: (.*)$", re.M)
+    statement = re.compile(r"\bMy (\w+) is (\w+)")
+    barrier = threading.Barrier(2)
+
+    def summarize(prompt: str) -> str:  # both folds merge into the user's facts at once
+        said = line.findall(prompt)
+        facts = [
+            {"key": f"user/{a}", "fact": f"The user's {a} is {v}.", "sources": [int(n)]}
+            for n, text in said
+            for a, v in statement.findall(text)
+        ]
+        barrier.wait(timeout=10)
+        body = "\n".join(json.dumps(f) for f in facts)
+        return f"<summary>{' '.join(t for _, t in said)}</summary>\n<facts>\n{body}\n</facts>"
+
+    keys = [f"k{i}" for i in range(12)]
+    mems = {}
+    for sid, word, at in (("old", "Lisbon", 1_000 * DAY), ("new", "Porto", 1_001 * DAY)):
+        mems[sid] = memory(store, sid, model=FunctionTextModel(summarize))
+        for i, key in enumerate(keys):
+            mems[sid].add(Turn(role="user", text=f"My {key} is {word}.", created_at=at + i))
+    threads = [
+        threading.Thread(target=m.fold, kwargs={"force": True, "keep": False})
+        for m in mems.values()
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    facts = {f.key: f for f in store.user_facts("default", "ada")}
+    assert len(facts) == len(keys)
+    for fact in facts.values():
+        assert set(fact.session_ids) == {"old", "new"}, fact
+        assert "Porto" in fact.text  # the newest statement wins
+
+
+def test_clearing_a_session_that_restated_a_fact_often_keeps_the_other_sessions_statement(store):
+    chat(memory(store, "a"), "My home city is Oslo.", at=1_000 * DAY)
+    chatty = memory(store, "b")
+    for n in range(8):  # more restatements than a fact keeps wordings
+        chat(chatty, f"My home city is Bergen, district {n}.", at=(1_001 + n) * DAY)
+    memory(store, "b").clear()
+    facts = [f for f in store.user_facts("default", "ada") if f.key == "user/home_city"]
+    assert [f.text for f in facts] == ["The user's home city is Oslo."]
+
+
+def test_clearing_a_session_keeps_the_vector_of_a_fact_another_session_stated_alike(store):
+    embedder = BagOfWordsEmbedder()
+    chat(memory(store, "a1", embedder=embedder), "My pet name is Rex.", "My job is pilot.")
+    chat(memory(store, "a2", embedder=embedder), "My pet name is Rex.")
+    memory(store, "a2", embedder=embedder).clear()
+    hits = memory(store, "a3", embedder=embedder).recall("pet name Rex", k=3, kinds=("fact",))
+    assert hits and hits[0].text == "The user's pet name is Rex."
+    assert hits[0].dense_rank == 1  # still embedded: not ranked by its words alone

@@ -62,6 +62,8 @@ def _all_documents(store: MemoryStore) -> str:
     """Every document and metadata of every collection of the store, read from Chroma."""
     rows = []
     for col in store.client.list_collections():
+        if not col.name.startswith(store.prefix + "_"):
+            continue  # in-memory stores share one client: other tests' collections
         got = store.client.get_collection(col.name).get(include=["documents", "metadatas"])
         rows.append([got["ids"], got["documents"], got["metadatas"]])
     return json.dumps(rows, ensure_ascii=False, default=str)

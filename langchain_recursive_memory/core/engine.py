@@ -218,7 +218,6 @@ class Engine:
         self._given_user = user_id
         self._user: str | None = user_id
         self._user_resolved = False
-        self._joined = False
 
     # -- the user ---------------------------------------------------------------------------
 
@@ -247,12 +246,11 @@ class Engine:
         if given is not None and recorded is None:  # recorded at the first write
             yield from store_call(self.store.bind_user, self.namespace, self.session_id, given)
         self._user = given if given is not None else recorded
-        self._joined = recorded is not None
         self._user_resolved = True
         return self._user
 
     def _reset_user(self) -> None:
-        self._user, self._user_resolved, self._joined = self._given_user, False, False
+        self._user, self._user_resolved = self._given_user, False
 
     def forget_user(self) -> list[str]:
         """Delete everything of this session's user: every session of it, its facts, all.
@@ -379,9 +377,9 @@ class Engine:
         counts = [self.counter.count_turn(t) for t in items]
         encoding = self.counter.encoding_name
         user = yield from self.user_steps()
-        if user is not None and not self._joined:
+        if user is not None:  # every write: no I/O while the process knows it is recorded,
+            # and it records the user again after another handle cleared or forgot it
             yield from store_call(self.store.join_user, self.namespace, self.session_id, user)
-            self._joined = True
         stored = yield from store_call(
             self.store.append, self.namespace, self.session_id, items, counts, encoding
         )

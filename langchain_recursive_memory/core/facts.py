@@ -58,7 +58,8 @@ __all__ = [
 MAX_PREVIOUS = 5
 """Earlier wordings a fact keeps."""
 MAX_ORIGINS = MAX_PREVIOUS + 1
-"""Statements a user's fact keeps (the newest): its wording and the earlier ones."""
+"""Statements a user's fact keeps (the newest): its wording and the earlier ones; and the
+newest statement of every other session that stated it."""
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 KEY_LENGTH = 100
 """Longest fact key."""
@@ -256,9 +257,21 @@ def without_session(fact: Fact, session_id: str) -> Fact | None:
     return _from_origins(replace(fact, revisions=max(1, fact.revisions - dropped)), left)
 
 
+def _kept_origins(ordered: list[FactOrigin]) -> list[FactOrigin]:
+    """The newest :data:`MAX_ORIGINS` statements, plus the newest of every other session.
+
+    A session that restates a fact often never pushes another session's statement out:
+    clearing it falls back to what the other session said.
+    """
+    kept = ordered[-MAX_ORIGINS:]
+    present = {o.session_id for o in kept}
+    older = {o.session_id: o for o in ordered[:-MAX_ORIGINS] if o.session_id not in present}
+    return sorted([*older.values(), *kept], key=lambda o: o.stated_at)
+
+
 def _from_origins(base: Fact, origins: list[FactOrigin]) -> Fact:
     """``base`` with its text, history and provenance computed from its statements."""
-    ordered = sorted(origins, key=lambda o: o.stated_at)[-MAX_ORIGINS:]
+    ordered = _kept_origins(sorted(origins, key=lambda o: o.stated_at))
     latest = ordered[-1]
     current = normalized_text(latest.text)
     earlier: dict[str, str] = {}

@@ -83,11 +83,13 @@ class Rebuilder:
         """
         engine = self.engine
         store, ns, user = engine.store, engine.namespace, engine.user_id
-        run = yield from self._plan_steps(sessions, on_progress)
         done: list[str] = []
+        resumed = False
         if whole_user:
             assert user is not None
-            done = yield from self._start_user_steps(user, run)
+            done, resumed = yield from self._start_user_steps(user, sessions)
+        run = yield from self._plan_steps(sessions, on_progress)
+        run.resumed = resumed
         for session_id in sessions:
             if session_id in done:
                 continue
@@ -113,17 +115,25 @@ class Rebuilder:
             total += 1 + (sum(v.version > after for v in versions) if self.facts_on else 0)
         return RebuildRun(total, on_progress)
 
-    def _start_user_steps(self, user: str, run: RebuildRun) -> Steps[list[str]]:
-        """The sessions a stopped rebuild of the user did; or, starting, none (facts wiped)."""
+    def _start_user_steps(
+        self, user: str, sessions: Sequence[str]
+    ) -> Steps[tuple[list[str], bool]]:
+        """The sessions a stopped rebuild of the user did (and True); or, starting, none.
+
+        A user's rebuild that starts wipes the user's facts and the markers of any stopped
+        rebuild of one of its sessions: each session is derived again from its first
+        version (a session's marker would skip the versions whose facts were wiped).
+        """
         store, ns = self.engine.store, self.engine.namespace
         done = yield from store_call(store.rebuild_marker, ns, user, FACTS_TASK, user=True)
         if done is not None:
-            run.resumed = True
-            return [str(s) for s in done]
+            return [str(s) for s in done], True
         if self.facts_on:
             yield from store_call(store.drop_user_facts, ns, user)
+        for session_id in sessions:
+            yield from store_call(store.set_rebuild_marker, ns, session_id, FACTS_TASK, None)
         yield from store_call(store.set_rebuild_marker, ns, user, FACTS_TASK, [], user=True)
-        return []
+        return [], False
 
     def _session_steps(self, session_id: str, run: RebuildRun, *, statements: bool) -> Steps[None]:
         """Rebuild one session's facts and window vectors (resuming from its marker)."""

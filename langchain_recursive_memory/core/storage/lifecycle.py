@@ -6,8 +6,8 @@ whole sessions and users, through the store's repositories.
 **A user's facts when one of its sessions goes.** ``clear()`` and ``expire()`` work per
 session, and what a session stated is taken out of its user's facts with it: a fact only
 that session stated is deleted, a fact other sessions stated too falls back to their
-newest statement (its wording, its turns), and the vectors of both are deleted (they
-embed wording that may be gone; the next fold or ``reindex()`` embeds the facts again).
+newest statement (its wording, its turns); the vectors of deleted facts and of facts
+whose wording changed are deleted (those facts rank lexically until ``reindex()``).
 When a user's last session goes, the user goes too. ``forget_user()`` deletes every
 session of the user and everything the user owns (the right to erasure).
 """

@@ -9,8 +9,15 @@ A user's facts are the user's own records (:class:`~.keys.UserScope`): one per f
 merged across sessions by :func:`~..facts.merge_user_fact` (the newest statement wins, by
 when it was said). Which user a session belongs to is read once per process and session
 and kept (:data:`~..cache.HEALTH_CACHE_ENTRIES` sessions); a session's user never changes
-once recorded, so only a session cleared and then reused by another user could be seen
-stale, by another process.
+once recorded, so another process can see it stale only when the session was cleared and
+reused by another user, or read here as having no user before another process joined it to
+one (what this process then writes there stays the session's; ``forget_user`` still
+deletes it with the session). A memory given a user records it again at every write, so
+a session cleared or forgotten through another handle of this process stays the user's.
+
+The read-merge-write of a user's facts is serialised within a process (a lock per user,
+:data:`USER_LOCKS` stripes); two *processes* folding sessions of the same user at the same
+instant can still lose one statement of a fact (the next statement of it restores it).
 
 Example:
     >>> from langchain_recursive_memory.core import MemoryStore
@@ -23,13 +30,14 @@ Example:
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..cache import HEALTH_CACHE_ENTRIES, SessionCache, session_cache_key
+from ..cache import HEALTH_CACHE_ENTRIES, SessionCache, session_cache_key, user_cache_key
 from ..errors import ConfigurationError
 from ..facts import Fact, merge_user_fact, without_session
 from .facts import FactTable
@@ -56,6 +64,17 @@ class _Known:
 
     user: str | None
     recorded: bool = True
+
+
+USER_LOCKS = 64
+"""Locks that serialise the read-merge-write of users' facts in a process (striped by user)."""
+_USER_LOCKS = [threading.Lock() for _ in range(USER_LOCKS)]
+
+
+def _user_lock(store: Any, user: UserScope) -> threading.Lock:
+    """The lock of ``user``'s facts in this process (users may share one: it only waits)."""
+    key = user_cache_key(store, user.namespace, user.user_id)
+    return _USER_LOCKS[hash(key) % USER_LOCKS]
 
 
 _SESSION_USERS: SessionCache[_Known] = SessionCache(
@@ -210,36 +229,40 @@ class UserStore:
         """Merge a session's facts into its user's (one record per user and key)."""
         assert scope.user_id is not None
         user = UserScope.of(scope.namespace, scope.user_id)
-        stored = {f.key: f for f in self._facts.get(user, self._facts.ids(user, facts))}
-        merged: dict[str, Fact] = {}
-        for fact in facts:
-            old = merged.get(fact.key, stored.get(fact.key))
-            merged[fact.key] = merge_user_fact(old, fact, scope.session_id)
-        out = list(merged.values())
-        self._facts.put(user, out)
-        self._users.touch(user)
+        with _user_lock(self, user):
+            stored = {f.key: f for f in self._facts.get(user, self._facts.ids(user, facts))}
+            merged: dict[str, Fact] = {}
+            for fact in facts:
+                old = merged.get(fact.key, stored.get(fact.key))
+                merged[fact.key] = merge_user_fact(old, fact, scope.session_id)
+            out = list(merged.values())
+            self._facts.put(user, out)
+            self._users.touch(user)
         return out
 
     def _drop_from_user(self, namespace: str, session_id: str, user_id: str) -> None:
         """Take what session ``session_id`` stated out of its user's facts.
 
         A fact only that session stated is deleted; the others fall back to their newest
-        statement from another session. The vectors of both are deleted (in every
-        vector collection): they embed wording that may be gone; the next fold or
-        ``reindex()`` embeds the facts again.
+        statement from another session. The vectors (in every vector collection) of the
+        deleted facts, and of those whose wording changed, are deleted; those facts are
+        ranked lexically until ``reindex()`` embeds them again. A kept fact whose wording
+        did not change keeps its vector.
         """
         user = UserScope.of(namespace, user_id)
-        facts = [f for f in self._facts.get(user) if session_id in f.session_ids]
-        if not facts:
-            return
-        kept = [left for f in facts if (left := without_session(f, session_id)) is not None]
-        ids = self._facts.ids(user, facts)
-        kept_keys = {f.key for f in kept}
-        gone = [i for i, f in zip(ids, facts, strict=True) if f.key not in kept_keys]
-        self._facts.delete_ids("delete the user's facts", gone)
-        self._facts.put(user, kept)
-        self._vector_spaces.delete_ids(ids)
-        self._users.touch(user)
+        with _user_lock(self, user):
+            facts = [f for f in self._facts.get(user) if session_id in f.session_ids]
+            if not facts:
+                return
+            kept = [left for f in facts if (left := without_session(f, session_id)) is not None]
+            ids = self._facts.ids(user, facts)
+            kept_text = {f.key: f.text for f in kept}
+            gone = [i for i, f in zip(ids, facts, strict=True) if f.key not in kept_text]
+            stale = [i for i, f in zip(ids, facts, strict=True) if kept_text.get(f.key) != f.text]
+            self._facts.delete_ids("delete the user's facts", gone)
+            self._facts.put(user, kept)
+            self._vector_spaces.delete_ids(stale)
+            self._users.touch(user)
 
     # -- rebuild markers ---------------------------------------------------------------------
 
