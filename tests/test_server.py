@@ -291,3 +291,51 @@ def test_an_append_stored_by_the_server_whose_answer_is_lost_is_not_repeated(
     memory.add(Turn(role="user", text="stored once"))
     monkeypatch.setattr(log, "collection", real)
     assert [t.turn.text for t in memory.turns()] == ["stored once"]
+
+
+USER_WRITER = textwrap.dedent(
+    r"""
+    import json, re, sys, time
+    from langchain_recursive_memory.core import (
+        FunctionTextModel, HybridMemory, MemoryStore, RetryPolicy, Turn)
+    host, port, prefix, writer, start = sys.argv[1:6]
+    line = re.compile(r"^\[(\d+)\] (?:\[[^\]]*\] )?user: (.*)$", re.M)
+    statement = re.compile(r"\bMy (\w+) is (\w+)")
+
+    def summarize(prompt):
+        said = line.findall(prompt)
+        facts = [{"key": f"user/{a}", "fact": f"The user's {a} is {v}.", "sources": [int(n)]}
+                 for n, text in said for a, v in statement.findall(text)]
+        body = "\n".join(json.dumps(f) for f in facts)
+        return f"<summary>{' '.join(t for _, t in said)}</summary>\n<facts>\n{body}\n</facts>"
+
+    store = MemoryStore.http(host, int(port), prefix=prefix)
+    memory = HybridMemory(f"s{writer}", store=store, user_id="ada", max_tokens=2000,
+                          model=FunctionTextModel(summarize),
+                          retry=RetryPolicy(attempts=1, cooldown=0.0))
+    said_at = 1_000_000_000 + 86400 * int(writer)  # a later writer said it later
+    for i in range(12):
+        memory.add(Turn(role="user", text=f"My k{i} is value{writer}.", created_at=said_at + i))
+    time.sleep(max(0.0, float(start) - time.time()))  # every writer folds at once
+    memory.fold(force=True, keep=False)
+    """
+)
+
+
+@pytest.mark.server
+@pytest.mark.slow
+def test_processes_folding_one_users_sessions_at_once_keep_every_statement(
+    server_store, chroma_server
+):
+    host, port = chroma_server
+    start = str(time.time() + 8)
+    args = [sys.executable, "-c", USER_WRITER, host, str(port), server_store.prefix]
+    writers = [subprocess.Popen([*args, str(w), start], stderr=subprocess.PIPE) for w in range(4)]
+    for proc in writers:
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err.decode()[-3000:]
+    facts = server_store.user_facts("default", "ada")
+    assert len(facts) == 12
+    for fact in facts:
+        assert set(fact.session_ids) == {"s0", "s1", "s2", "s3"}, fact
+        assert fact.text.endswith("is value3.")  # the newest statement wins

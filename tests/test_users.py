@@ -416,3 +416,25 @@ def test_clearing_a_session_keeps_the_vector_of_a_fact_another_session_stated_al
     hits = memory(store, "a3", embedder=embedder).recall("pet name Rex", k=3, kinds=("fact",))
     assert hits and hits[0].text == "The user's pet name is Rex."
     assert hits[0].dense_rank == 1  # still embedded: not ranked by its words alone
+
+
+def test_a_users_facts_wait_for_another_process_merging_them(store):
+    """Another process holds the user's merge lease: a fold waits for it, then merges."""
+    import threading
+
+    from langchain_recursive_memory.core.storage.keys import UserScope
+    from langchain_recursive_memory.core.storage.users import USER_LEASE_PERIOD
+
+    user = UserScope.of("default", "ada")
+    mem = memory(store, "s1")
+    mem.add(Turn(role="user", text="My home city is Oslo."))
+    assert store._summary_log.claim_lease(user, "other-process", USER_LEASE_PERIOD, time.time())
+    folding = threading.Thread(target=mem.fold, kwargs={"force": True, "keep": False})
+    folding.start()
+    time.sleep(1.0)
+    assert folding.is_alive()  # waiting for the lease
+    assert store.user_facts("default", "ada") == []
+    store._summary_log.release_lease(user, "other-process", USER_LEASE_PERIOD, time.time())
+    folding.join(timeout=30)
+    assert [f.text for f in store.user_facts("default", "ada")] == ["The user's home city is Oslo."]
+    assert "lease" not in _text_of(_records(store, {"uo": user.key}))  # released

@@ -196,8 +196,11 @@ class SummaryLog(Repository):
 
     # -- the fold lease ------------------------------------------------------------------
 
-    def claim_lease(self, scope: Scope, holder: str, period: float, now: float) -> bool:
-        """Claim the session's fold lease for the current period and the next.
+    def claim_lease(self, scope: AnyScope, holder: str, period: float, now: float) -> bool:
+        """Claim the owner's lease for the current period and the next.
+
+        A session's is its fold lease; a user's (:class:`~.keys.UserScope`) guards the
+        merge of the user's facts.
 
         Lease records are insert-if-absent, one per period (``now // period``): the first
         claim of a period wins it, and a holder that dies holds it at most two periods.
@@ -226,7 +229,7 @@ class SummaryLog(Repository):
         metas = [m for m in got["metadatas"] or [] if scope.owns(m)]
         return bool(metas) and metas[0].get("holder") == holder
 
-    def release_lease(self, scope: Scope, holder: str, period: float, now: float) -> None:
+    def release_lease(self, scope: AnyScope, holder: str, period: float, now: float) -> None:
         """Give up ``holder``'s claims on the lease (the current and the next period's)."""
         epoch = int(now // period)
         ids = [fold_lease_id(scope.key, e) for e in (epoch - 1, epoch, epoch + 1)]

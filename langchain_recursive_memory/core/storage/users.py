@@ -15,9 +15,10 @@ one (what this process then writes there stays the session's; ``forget_user`` st
 deletes it with the session). A memory given a user records it again at every write, so
 a session cleared or forgotten through another handle of this process stays the user's.
 
-The read-merge-write of a user's facts is serialised within a process (a lock per user,
-:data:`USER_LOCKS` stripes); two *processes* folding sessions of the same user at the same
-instant can still lose one statement of a fact (the next statement of it restores it).
+The read-merge-write of a user's facts is serialised: within a process by a lock per user
+(:data:`USER_LOCKS` stripes), across processes by a lease on the user's key (the fold
+lease's mechanism, :data:`USER_LEASE_PERIOD`); a fold that cannot get it within
+:data:`USER_LEASE_WAIT` fails and is retried later, its messages kept.
 
 Example:
     >>> from langchain_recursive_memory.core import MemoryStore
@@ -33,18 +34,20 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from ..cache import HEALTH_CACHE_ENTRIES, SessionCache, session_cache_key, user_cache_key
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, StoreError
 from ..facts import Fact, merge_user_fact, without_session
 from .facts import FactTable
 from .keys import Scope, UserScope, rebuild_key, user_record_id
 from .records import SessionInfo, UserInfo
 from .repository import ListRepository, decoded
 from .sessions import SessionList
+from .summaries import SummaryLog
 from .vectors import VectorSpaces
 
 __all__ = ["UserList", "UserStore"]
@@ -69,6 +72,12 @@ class _Known:
 USER_LOCKS = 64
 """Locks that serialise the read-merge-write of users' facts in a process (striped by user)."""
 _USER_LOCKS = [threading.Lock() for _ in range(USER_LOCKS)]
+USER_LEASE_PERIOD = 10.0
+"""Seconds of a user's merge lease period (a holder that dies blocks for at most two)."""
+USER_LEASE_WAIT = 3 * USER_LEASE_PERIOD
+"""Longest wait for another process's merge of the user's facts before the fold fails
+(and is retried later, its messages kept)."""
+_LEASE_POLL = 0.05
 
 
 def _user_lock(store: Any, user: UserScope) -> threading.Lock:
@@ -132,6 +141,7 @@ class UserStore:
     _users: UserList
     _facts: FactTable
     _vector_spaces: VectorSpaces
+    _summary_log: SummaryLog
 
     # -- which user a session belongs to ---------------------------------------------------
 
@@ -225,11 +235,37 @@ class UserStore:
         """A token that changes whenever the user's facts change ("" for no user)."""
         return self._users.stamp(UserScope.of(namespace, user_id))
 
+    @contextmanager
+    def _merging(self, user: UserScope) -> Iterator[None]:
+        """Hold the user's facts for a read-merge-write: a lock here, a lease across processes.
+
+        The lease is the fold lease's mechanism (one insert-if-absent record per period)
+        on the user's own key.
+
+        Raises:
+            StoreError: When another process held it for :data:`USER_LEASE_WAIT` seconds.
+        """
+        with _user_lock(self, user):
+            holder = uuid.uuid4().hex
+            deadline = time.monotonic() + USER_LEASE_WAIT
+            log = self._summary_log
+            while not log.claim_lease(user, holder, USER_LEASE_PERIOD, time.time()):
+                if time.monotonic() > deadline:
+                    raise StoreError(
+                        f"user {user.user_id!r}: another process kept its facts for "
+                        f"{USER_LEASE_WAIT:.0f} s; the fold is retried later"
+                    )
+                time.sleep(_LEASE_POLL)
+            try:
+                yield
+            finally:
+                log.release_lease(user, holder, USER_LEASE_PERIOD, time.time())
+
     def _upsert_user_facts(self, scope: Scope, facts: Sequence[Fact]) -> list[Fact]:
         """Merge a session's facts into its user's (one record per user and key)."""
         assert scope.user_id is not None
         user = UserScope.of(scope.namespace, scope.user_id)
-        with _user_lock(self, user):
+        with self._merging(user):
             stored = {f.key: f for f in self._facts.get(user, self._facts.ids(user, facts))}
             merged: dict[str, Fact] = {}
             for fact in facts:
@@ -250,7 +286,7 @@ class UserStore:
         did not change keeps its vector.
         """
         user = UserScope.of(namespace, user_id)
-        with _user_lock(self, user):
+        with self._merging(user):
             facts = [f for f in self._facts.get(user) if session_id in f.session_ids]
             if not facts:
                 return
