@@ -78,6 +78,17 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     console.print(table)
 
 
+def save_figure(fig: Any, path: Path) -> Path:
+    """Lay out a matplotlib figure, write it to ``path`` (PNG, 120 dpi) and close it."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def median_ms(samples: Sequence[float]) -> float:
     """Median of durations in seconds, in milliseconds."""
     return statistics.median(samples) * 1000

@@ -27,7 +27,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DEFAULT_LOCOMO, RESULTS, evidence_ids, load_locomo, print_table, write_results
+from _common import (
+    DEFAULT_LOCOMO,
+    RESULTS,
+    evidence_ids,
+    load_locomo,
+    print_table,
+    save_figure,
+    write_results,
+)
 
 from langchain_recursive_memory.core import HiGMem, HiGMemConfig, MemoryStore
 from langchain_recursive_memory.core.ingest import ingest, locomo_turns
@@ -113,9 +121,7 @@ def plot(results: Mapping[str, Mapping[str, float]], path: Path, title: str) -> 
     ax.scatter([v["turns"] for _, v in ratio], [v["recall"] for _, v in ratio], color="tab:red")
     ax.set(xlabel="turns handed over (mean)", ylabel="evidence recall", title=title)
     ax.legend(["fixed k", "adaptive (ratio)"])
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main() -> int:

@@ -33,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import RESULTS, print_table, write_results
+from _common import RESULTS, print_table, save_figure, write_results
 
 from langchain_recursive_memory.core import MemoryStore
 from langchain_recursive_memory.core.storage.server import LocalChromaServer
@@ -147,9 +147,7 @@ def plot(rows: dict[int, dict[str, Any]], path: Path) -> None:
     right.set(xlabel="writers", ylabel="add latency (ms)", xticks=ns)
     right.legend()
     fig.suptitle("Writers on one session through a Chroma server")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main() -> None:

@@ -63,6 +63,7 @@ from _common import (
     console,
     load_locomo,
     print_table,
+    save_figure,
     write_results,
 )
 
@@ -540,10 +541,7 @@ def plot(result: Mapping[str, Any], path: Path) -> None:
     right.tick_params(axis="x", labelsize=7, rotation=15)
     right.set_title("speed and cold load (fresh process)", fontsize=9)
     fig.suptitle(f"Embedders on LoCoMo dev ({result['machine']['date']})", fontsize=10)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def _finish(result: dict[str, Any], out: str, directory: Path = RESULTS) -> Path:

@@ -68,6 +68,7 @@ from _common import (
     load_locomo,
     print_table,
     register_kind,
+    save_figure,
     write_results,
 )
 
@@ -1163,10 +1164,7 @@ def plot(result: Mapping[str, Any], path: Path, title: str) -> None:
     ax.set_ylim(0, 1.1)
     ax.grid(True, which="both", alpha=0.3)
     ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def write_outputs(

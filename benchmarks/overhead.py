@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import RESULTS, console, print_table, write_results
+from _common import RESULTS, console, print_table, save_figure, write_results
 from _standins import summary_stand_in
 
 from langchain_recursive_memory.core import (
@@ -336,9 +336,7 @@ def plot(results: dict[str, float], path: Path) -> None:
     ax.set_xlim(right=max(values) * 4)
     ax.set_xlabel("median latency (ms, log scale)")
     ax.set_title("Memory overhead against raw Chroma (gray: Chroma alone)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main() -> int:

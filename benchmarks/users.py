@@ -34,7 +34,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DEFAULT_LOCOMO, RESULTS, evidence_ids, load_locomo, print_table, write_results
+from _common import (
+    DEFAULT_LOCOMO,
+    RESULTS,
+    evidence_ids,
+    load_locomo,
+    print_table,
+    save_figure,
+    write_results,
+)
 
 from langchain_recursive_memory.core import HiGMem, MemoryStore, RecursiveMemory, Turn
 from langchain_recursive_memory.core.ingest import ingest, locomo_turns
@@ -153,9 +161,7 @@ def plot(results: Mapping[str, Mapping[str, Mapping[str, float]]], path: Path, k
     ax.set_xticklabels(SETTINGS, fontsize=8)
     ax.set(ylabel=f"evidence recall@{k}", title="A question asked in a new conversation")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main() -> int:
