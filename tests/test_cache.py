@@ -1,4 +1,4 @@
-"""The per-process session caches stay within their limits, and are shared per session."""
+"""The caches of a store stay within their limits, are shared per session, and per store."""
 
 from __future__ import annotations
 
@@ -19,14 +19,12 @@ from langchain_recursive_memory.core import (
 from langchain_recursive_memory.core.cache import (
     HEALTH_CACHE_ENTRIES,
     SESSION_CACHE_ENTRIES,
-    VECTOR_CACHE_BYTES,
     SessionCache,
     caches,
     clear_caches,
     session_cache_key,
 )
-from langchain_recursive_memory.core.higmem import state as higmem_state
-from langchain_recursive_memory.core.recursive import folder, recall
+from langchain_recursive_memory.core.recursive import recall
 from langchain_recursive_memory.core.retrieval import dense
 
 SESSIONS = 10_000
@@ -49,27 +47,36 @@ def test_an_lru_is_bounded_by_entries_and_bytes() -> None:
 
 def test_ten_thousand_sessions_keep_every_cache_within_its_limits() -> None:
     store = MemoryStore.in_memory()
+    caches = store.caches
     extra = 500
     for n in range(HEALTH_CACHE_ENTRIES + extra):
         RecursiveMemory(f"user-{n}", store=store)  # its fold health is cached at once
-    assert len(folder._HEALTH) == HEALTH_CACHE_ENTRIES
-    first = session_cache_key(store, "default", "user-0")
-    assert folder._HEALTH.get(first) is None  # the least recently used went first
+    assert len(caches.health) == HEALTH_CACHE_ENTRIES
+    first = session_cache_key("default", "user-0")
+    assert caches.health.get(first) is None  # the least recently used went first
     vector = np.ones(384, np.float32)
     for n in range(SESSIONS):
-        key = session_cache_key(store, "default", f"user-{n}")
-        recall._RECALL.get_or_create(key, recall._SessionRecall)
-        higmem_state._INDEXES.get_or_create(key, higmem_state.SessionIndex)
-        entry = dense._SessionVectors()
-        for i in range(100):  # 100 archived turns a session: ~150 KiB
-            dense._remember((*key, "space"), entry, [(f"t{i}", "h", vector)])
-    assert len(recall._RECALL) == SESSION_CACHE_ENTRIES
-    assert len(higmem_state._INDEXES) == SESSION_CACHE_ENTRIES
-    assert dense._VECTORS.nbytes <= VECTOR_CACHE_BYTES
-    assert len(dense._VECTORS) <= HEALTH_CACHE_ENTRIES
-    assert dense._VECTORS.nbytes == sum(e.nbytes for _, e in dense._VECTORS.items())
+        key = session_cache_key("default", f"user-{n}")
+        caches.facts.get_or_create(key, recall._SessionRecall)
+        caches.higmem.get_or_create((*key, "higmem"), object)
+        dense.remember_vectors(
+            store, "space", ("default", f"user-{n}"), [(f"t{i}", "h", vector) for i in range(100)]
+        )  # 100 vectors a session: ~150 KiB
+    assert len(caches.facts) == SESSION_CACHE_ENTRIES
+    assert len(caches.higmem) == SESSION_CACHE_ENTRIES
+    assert caches.vectors.nbytes <= caches.vectors.max_bytes  # type: ignore[operator]
+    assert len(caches.vectors) <= HEALTH_CACHE_ENTRIES
+    assert caches.vectors.nbytes == sum(e.nbytes for _, e in caches.vectors.items())
     clear_caches()
-    assert all(len(c) == 0 and c.nbytes == 0 for c in caches())
+    assert all(len(c) == 0 and c.nbytes == 0 for c in caches.all())
+
+
+def test_two_stores_share_no_cache() -> None:
+    one, two = MemoryStore.in_memory(), MemoryStore.in_memory()
+    RecursiveMemory("s", store=one).add(Turn(role="user", text="hello"))
+    assert len(one.caches.health) == 1 and len(two.caches.health) == 0
+    assert all(len(c) == 0 for c in two.caches.all())
+    assert set(map(id, caches())) >= {id(c) for c in one.caches.all() + two.caches.all()}
 
 
 def test_two_higmem_objects_of_one_session_never_index_at_once(store: MemoryStore) -> None:

@@ -271,9 +271,9 @@ def test_event_anchors_are_the_exact_nearest_events(store):
     memory.add(turns)
     memory.flush()
     assert len(memory.events()) == len(topics) > memory.config.retrieval_events
-    from langchain_recursive_memory.core.higmem.state import load_steps, session_index
+    from langchain_recursive_memory.core.higmem.state import sync_steps
 
-    state = memory.runner.run(load_steps(memory.scope, session_index(memory.scope)))
+    state = memory.runner.run(sync_steps(memory.scope, memory._indexer.state()))
     query = "the pottery and sailing afternoons"
     vector = embedder.embed_query(query)
     chosen = memory.runner.run(memory._retriever._top_events_steps(state, query, vector))

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from fakes import BagOfWordsEmbedder, FactModel
 
 from langchain_recursive_memory.core import HybridMemory, MemoryStore, RetryPolicy, Turn
-from langchain_recursive_memory.core.cache import SessionCache
-from langchain_recursive_memory.core.retrieval import dense
+from langchain_recursive_memory.core.cache import CacheLimits
 from langchain_recursive_memory.core.storage import text_hash
 from langchain_recursive_memory.core.storage.keys import window_kind
 
@@ -128,12 +126,11 @@ def test_a_corrected_fact_is_scored_with_its_new_vector(store: MemoryStore) -> N
     assert "user/home_city" not in after
 
 
-def test_the_vector_cache_keeps_to_its_byte_budget(
-    store: MemoryStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    budget = 80 * 64 * 4  # 80 vectors of 64 floats: about two sessions' archived turns
-    vectors = SessionCache("test vectors", max_entries=10_000, max_bytes=budget)
-    monkeypatch.setattr(dense, "_VECTORS", vectors)
+def test_the_turn_indexes_keep_to_their_byte_budget() -> None:
+    # A budget of about two sessions' indexes (their turns, windows and 64-float vectors).
+    store = MemoryStore.in_memory(cache=CacheLimits(nbytes=4 * 120_000))
+    indexes = store.caches.indexes
+    budget = indexes.max_bytes
     memories = [hybrid(store, f"user-{n}", embedder=BagOfWordsEmbedder()) for n in range(6)]
     for n, memory in enumerate(memories):
         memory.add(Turn(role="user", text=f"My locker number is {1000 + n}.", id=f"locker-{n}"))
@@ -142,12 +139,9 @@ def test_the_vector_cache_keeps_to_its_byte_budget(
     for _ in range(2):
         for n, memory in enumerate(memories):
             hits = memory.recall("locker number", k=1, kinds=["turn"])
-            assert [h.id for h in hits] == [f"locker-{n}"]
-            cached = sum(e.nbytes for _, e in vectors.items())
-            assert cached == vectors.nbytes
-            # Within budget, or only the session just read (it is never evicted by itself).
-            assert cached <= budget or len(vectors) == 1
-            assert 1 <= len(vectors) < len(memories)
+            assert [h.id for h in hits] == [f"locker-{n}"]  # an evicted session reads again
+            assert indexes.nbytes <= budget or len(indexes) == 1
+            assert 1 <= len(indexes) < len(memories)
 
 
 def test_turn_ids_reused_after_clear_are_scored_with_their_new_text(store: MemoryStore) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 
 import pytest
 from fakes import BagOfWordsEmbedder, FactModel, KeywordSummarizer
@@ -21,8 +22,13 @@ from langchain_recursive_memory.core import (
     RetryPolicy,
     Turn,
 )
-from langchain_recursive_memory.core.retrieval.pool import relabelled
-from langchain_recursive_memory.core.retrieval.ranking import RankedTurn, window_texts
+from langchain_recursive_memory.core.retrieval.ranking import (
+    RankedIndex,
+    RankedTurn,
+    RankerParams,
+    TurnRanker,
+    window_texts,
+)
 from langchain_recursive_memory.core.storage.keys import session_key, user_key
 
 FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
@@ -133,13 +139,18 @@ def test_archived_turns_of_other_sessions_only_with_scope_user(store):
 def test_scope_user_reuses_the_ranking_and_windows_never_cross_a_session():
     a = [RankedTurn("1", "Ada", "where did I leave the keys", "1")]
     b = [RankedTurn("1", "Ada", "under the mat", "1"), RankedTurn("2", "Bot", "noted", "1")]
-    pooled = relabelled([a, b])
-    assert [t.id for t in pooled] == ["0:1", "1:1", "1:2"]  # ids unique across sessions
-    assert window_texts(pooled, 2) == [
-        "Ada: where did I leave the keys",
-        "Ada: under the mat Bot: noted",
-        "Ada: under the mat Bot: noted",
+    params = RankerParams()
+    parts = [RankedIndex(params, a), RankedIndex(params, b)]
+    assert [window_texts(p.turns, 2) for p in parts] == [
+        ["Ada: where did I leave the keys"],
+        ["Ada: under the mat Bot: noted", "Ada: under the mat Bot: noted"],
     ]
+    pooled = TurnRanker.of(parts, params)
+    # The pool scores as one session whose two parts are separate segments.
+    one = TurnRanker([*a, *(replace(t, event="2") for t in b)], params)
+    question = "where are the keys, under the mat?"
+    assert pooled.scores(question).tolist() == pytest.approx(one.scores(question).tolist())
+    assert [t.id for t in pooled.turns] == ["1", "1", "2"] and pooled.size == 3
 
 
 def test_dense_scope_user_reads_each_sessions_own_window_vectors(store):

@@ -1,13 +1,17 @@
-"""One bounded, per-process cache of session state, by entries and by bytes.
+"""The caches of a store: what its engines keep between calls, bounded by entries and bytes.
 
-Everything the engines keep between calls (a session's fold health, its turn log and
-rankers, its vectors, HiGMem's loaded nodes) lives in a :class:`SessionCache`: least
-recently used sessions are dropped beyond ``max_entries`` entries or ``max_bytes`` bytes,
-so a long-running server holds a bounded amount however many sessions it has seen. Every
-cached value can be rebuilt from the store; dropping one costs a read, never data.
+Everything the engines keep between calls (a session's turn index and its window
+vectors, its facts, its fold health, HiGMem's nodes, which user it belongs to) lives in
+the :class:`StoreCaches` of the :class:`~.storage.MemoryStore` it was read from: two
+stores in one process share nothing, and dropping a store drops its caches. Each cache
+is a :class:`SessionCache`, an LRU that drops the least recently used sessions beyond its
+``max_entries`` entries or ``max_bytes`` bytes, so a long-running server holds a bounded
+amount however many sessions it has seen (the bounds are :class:`CacheLimits`, given to
+the store: ``MemoryStore(..., cache=CacheLimits(...))``). Every cached value can be
+rebuilt from the store; dropping one costs a read, never data.
 
-Keys start with the store's identity and prefix, the namespace and the session id
-(:func:`session_cache_key`). :func:`clear_caches` empties every cache (tests use it).
+Keys start with the namespace and the session id (:func:`session_cache_key`).
+:func:`clear_caches` empties the caches of every store of the process (tests use it).
 
 Example:
     >>> from langchain_recursive_memory.core.cache import SessionCache
@@ -21,17 +25,21 @@ Example:
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
-from typing import Any, Generic, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 __all__ = [
+    "CACHE_BYTES",
+    "HEALTH_CACHE_ENTRIES",
     "SESSION_CACHE_ENTRIES",
-    "VECTOR_CACHE_BYTES",
+    "CacheLimits",
     "SessionCache",
+    "StoreCaches",
     "caches",
     "clear_caches",
-    "drop_cached",
     "session_cache_key",
     "user_cache_key",
 ]
@@ -39,56 +47,57 @@ __all__ = [
 V = TypeVar("V")
 
 SESSION_CACHE_ENTRIES = 256
-"""Sessions whose turn log, rankers and HiGMem state a process keeps (least recent out)."""
-
-SESSION_KEY_PARTS = 4
-"""Parts of a session's cache key (:func:`session_cache_key`); longer keys extend it."""
-
-USER_KEY_PARTS = 5
-"""Parts of a user's cache key (:func:`user_cache_key`)."""
+"""Sessions whose turn index, facts and HiGMem nodes a store keeps (least recent out)."""
 
 HEALTH_CACHE_ENTRIES = 10_000
-"""Sessions whose fold health (failures, cool-down, lock) a process remembers."""
+"""Sessions whose small state (fold health, user, settings recorded) a store keeps."""
 
-VECTOR_CACHE_BYTES = 256 * 1024 * 1024
-"""Bytes of unit vectors a process keeps for exact recall (least recent session out)."""
+CACHE_BYTES = 256 * 1024 * 1024
+"""Bytes of turn indexes, window and fact vectors and HiGMem nodes a store keeps."""
 
-_REGISTRY: list[SessionCache[Any]] = []
-_REGISTRY_LOCK = threading.Lock()
+USER_LOCKS = 64
+"""Locks that serialise the read-merge-write of users' facts in a store (striped by user)."""
 
+BYTE_SHARES = 4
+"""The byte budget in shares: two for the turn indexes, one for vectors, one for HiGMem."""
 
-class _Store(Protocol):
-    identity: str
-    prefix: str
-
-
-def session_cache_key(store: _Store, namespace: str, session_id: str) -> tuple[str, str, str, str]:
-    """The cache key of a session: the database, the collections' prefix and the scope."""
-    return (store.identity, store.prefix, namespace, session_id)
+SESSION_KEY_PARTS = 3
+"""Parts of a session's cache key (:func:`session_cache_key`); longer keys extend it."""
 
 
-def user_cache_key(store: _Store, namespace: str, user_id: str) -> tuple[str, str, str, str, str]:
-    """The cache key of a user's state (five parts: never a session's key)."""
-    return (store.identity, store.prefix, namespace, "user", user_id)
+def session_cache_key(namespace: str, session_id: str) -> tuple[str, str, str]:
+    """The cache key of a session (in its store's caches)."""
+    return ("s", namespace, session_id)
 
 
-def drop_cached(
-    store: _Store, namespace: str, session_ids: Iterable[str], user_id: str | None = None
-) -> int:
-    """Drop what every cache of this process holds of these sessions (and user).
+def user_cache_key(namespace: str, user_id: str) -> tuple[str, str, str]:
+    """The cache key of a user (never a session's key)."""
+    return ("u", namespace, user_id)
 
-    After an erasure, nothing of the deleted data stays in memory either. Returns how
-    many entries were dropped.
+
+@dataclass(frozen=True, slots=True)
+class CacheLimits:
+    """How much a store's caches keep (see the module doc).
+
+    Attributes:
+        sessions: Sessions whose turn index, facts and HiGMem nodes are kept.
+        nbytes: Bytes those may take in all (the turn indexes with their window vectors,
+            fact and event vectors, HiGMem nodes): the least recently used sessions go
+            first; the session in use is always kept.
+        small: Sessions whose small state (fold health, user, settings) is kept.
+
+    Raises:
+        ValueError: For a limit below 1.
     """
-    doomed = {session_cache_key(store, namespace, sid) for sid in session_ids}
-    user = user_cache_key(store, namespace, user_id) if user_id is not None else None
 
-    def matches(key: Hashable) -> bool:
-        return isinstance(key, tuple) and (
-            key[:SESSION_KEY_PARTS] in doomed or key[:USER_KEY_PARTS] == user
-        )
+    sessions: int = SESSION_CACHE_ENTRIES
+    nbytes: int = CACHE_BYTES
+    small: int = HEALTH_CACHE_ENTRIES
 
-    return sum(cache.pop_matching(matches) for cache in caches())
+    def __post_init__(self) -> None:
+        for name in ("sessions", "nbytes", "small"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}={getattr(self, name)}: must be >= 1")
 
 
 class SessionCache(Generic[V]):
@@ -110,8 +119,6 @@ class SessionCache(Generic[V]):
         self._entries: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
-        with _REGISTRY_LOCK:
-            _REGISTRY.append(self)
 
     def __repr__(self) -> str:
         return f"SessionCache({self.name!r}, entries={len(self)}, bytes={self.nbytes})"
@@ -155,6 +162,21 @@ class SessionCache(Generic[V]):
             self._bytes += nbytes
             self._evict()
 
+    def resize(self, key: Hashable, nbytes: int) -> None:
+        """Set the size of the value of ``key`` (it grew or shrank); evict beyond the bounds.
+
+        The entry stays the most recently used (it is in use), so it is never evicted
+        by its own growth.
+        """
+        with self._lock:
+            item = self._entries.get(key)
+            if item is None:
+                return
+            self._bytes += nbytes - item[1]
+            self._entries[key] = (item[0], nbytes)
+            self._entries.move_to_end(key)
+            self._evict()
+
     def items(self) -> list[tuple[Hashable, V]]:
         """A snapshot of the cached ``(key, value)`` pairs, least recently used first."""
         with self._lock:
@@ -192,13 +214,100 @@ class SessionCache(Generic[V]):
             self._bytes -= size
 
 
+class StoreCaches:
+    """Every cache of one store (see the module doc), in one place.
+
+    The turn indexes, HiGMem nodes and vectors share one byte budget: each cache gets its
+    share of ``limits.nbytes`` (indexes half, vectors and HiGMem nodes a quarter each).
+
+    Args:
+        limits: The bounds.
+
+    Attributes:
+        indexes: Each session's :class:`~.retrieval.index.TurnIndex` (per engine kind).
+        archives: What the recursive memory knows of a session's log (its versions).
+        facts: Each session's facts as last read, and their BM25 index.
+        higmem: Each session's HiGMem nodes and events.
+        vectors: Unit vectors of facts and events, by record id.
+        health: Each session's fold health (failures, cool-down, the fold lock).
+        users: Which user each session belongs to.
+        described: The settings recorded with each session.
+        user_locks: Locks that serialise the merges of users' facts in this process
+            (striped by user: two users may share one, it only waits).
+    """
+
+    def __init__(self, limits: CacheLimits | None = None) -> None:
+        self.limits = limits = limits or CacheLimits()
+        part = limits.nbytes // BYTE_SHARES
+        self.indexes: SessionCache[Any] = SessionCache(
+            "turn indexes", max_entries=limits.sessions, max_bytes=2 * part
+        )
+        self.archives: SessionCache[Any] = SessionCache("archives", max_entries=limits.sessions)
+        self.facts: SessionCache[Any] = SessionCache("facts", max_entries=limits.sessions)
+        self.higmem: SessionCache[Any] = SessionCache(
+            "higmem", max_entries=limits.sessions, max_bytes=part
+        )
+        self.vectors: SessionCache[Any] = SessionCache(
+            "vectors", max_entries=limits.small, max_bytes=part
+        )
+        self.health: SessionCache[Any] = SessionCache("fold health", max_entries=limits.small)
+        self.users: SessionCache[Any] = SessionCache("session users", max_entries=limits.small)
+        self.described: SessionCache[Any] = SessionCache("described", max_entries=limits.small)
+        self.user_locks = [threading.Lock() for _ in range(USER_LOCKS)]
+        with _REGISTRY_LOCK:
+            _REGISTRY.add(self)
+
+    def all(self) -> list[SessionCache[Any]]:
+        """Every cache of the store."""
+        return [
+            self.indexes,
+            self.archives,
+            self.facts,
+            self.higmem,
+            self.vectors,
+            self.health,
+            self.users,
+            self.described,
+        ]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held, as reported to the caches."""
+        return sum(c.nbytes for c in self.all())
+
+    def clear(self) -> None:
+        """Drop everything (costs only re-reads)."""
+        for cache in self.all():
+            cache.clear()
+
+    def drop(self, namespace: str, session_ids: Iterable[str], user_id: str | None = None) -> int:
+        """Drop what the caches hold of these sessions (and user); return how many entries.
+
+        After an erasure, nothing of the deleted data stays in memory either.
+        """
+        doomed = {session_cache_key(namespace, sid) for sid in session_ids}
+        user = user_cache_key(namespace, user_id) if user_id is not None else None
+
+        def matches(key: Hashable) -> bool:
+            return isinstance(key, tuple) and (
+                key[:SESSION_KEY_PARTS] in doomed or key[:SESSION_KEY_PARTS] == user
+            )
+
+        return sum(cache.pop_matching(matches) for cache in self.all())
+
+
+_REGISTRY: weakref.WeakSet[StoreCaches] = weakref.WeakSet()
+_REGISTRY_LOCK = threading.Lock()
+
+
 def caches() -> list[SessionCache[Any]]:
-    """Every session cache of this process."""
+    """Every cache of every live store of this process."""
     with _REGISTRY_LOCK:
-        return list(_REGISTRY)
+        stores = list(_REGISTRY)
+    return [cache for store in stores for cache in store.all()]
 
 
 def clear_caches() -> None:
-    """Empty every session cache of this process (for tests; costs only re-reads)."""
+    """Empty the caches of every store of this process (for tests; costs only re-reads)."""
     for cache in caches():
         cache.clear()

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from os import PathLike
 from typing import Any, Protocol, TypeVar
 
-from .cache import HEALTH_CACHE_ENTRIES, SessionCache, session_cache_key
+from .cache import session_cache_key
 from .embeddings import embedder_name, resolve_embedder
 from .errors import ConfigurationError, StoreError
 from .models import Embedder, TextModel
@@ -49,10 +49,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("langchain_recursive_memory")
-
-_DESCRIBED: SessionCache[tuple[tuple[str, str | int | float], ...]] = SessionCache(
-    "described sessions", max_entries=HEALTH_CACHE_ENTRIES
-)
 
 C = TypeVar("C")
 
@@ -393,9 +389,10 @@ class Engine:
     def _describe_steps(self) -> Steps[None]:
         """Record :meth:`settings` with the session, once per process (best effort)."""
         settings = self.settings()
-        key = session_cache_key(self.store, self.namespace, self.session_id)
+        key = session_cache_key(self.namespace, self.session_id)
+        described = self.store.caches.described
         frozen = tuple(sorted(settings.items()))
-        if not settings or _DESCRIBED.get(key) == frozen:
+        if not settings or described.get(key) == frozen:
             return
         try:
             yield from store_call(
@@ -404,7 +401,7 @@ class Engine:
         except StoreError as exc:
             logger.info("session %r: settings not recorded (%s)", self.session_id, exc)
             return
-        _DESCRIBED.put(key, frozen)
+        described.put(key, frozen)
 
     # -- upkeep accounting ------------------------------------------------------------------
 

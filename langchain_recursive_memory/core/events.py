@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_SESSION_GAP",
     "Event",
     "EventFact",
+    "Segmenter",
     "TurnNote",
     "segment_labels",
 ]
@@ -181,6 +182,59 @@ class TurnNote:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Segmenter:
+    """Assigns turns (oldest first) to segments one at a time (see :func:`segment_labels`).
+
+    Immutable: :meth:`push` returns the label and the segmenter after the turn, so a
+    caller that drops turns from its end resumes from the segmenter it kept before them.
+    """
+
+    session_gap: float
+    max_event_turns: int
+    current: str = ""
+    count: int = 0
+    part: int = 1
+    number: int = 0
+    previous_label: str | None = None
+    previous_time: float | None = None
+    started: bool = False
+
+    def push(self, label: str | None, ts: float | None) -> tuple[str, Segmenter]:
+        """The segment of the next turn, and the segmenter after it."""
+        new = not self.started
+        if label is not None:
+            new = new or label != self.previous_label
+        elif (
+            ts is not None
+            and self.previous_time is not None
+            and ts - self.previous_time > self.session_gap
+        ):
+            new = True
+        current, count, part, number = self.current, self.count, self.part, self.number
+        if new:
+            number += 1
+            part = 1
+            count = 0
+            current = str(label) if label is not None else f"s{number}"
+        elif count >= self.max_event_turns:
+            part += 1
+            count = 0
+            base = str(label) if label is not None else current.split(".")[0]
+            current = f"{base}.{part}"
+        after = replace(
+            self,
+            current=current,
+            count=count + 1,
+            part=part,
+            number=number,
+            previous_label=label,
+            previous_time=ts if ts is not None else self.previous_time,
+            started=True,
+        )
+        return current, after
+
+
 def segment_labels(
     labels: Sequence[str | None],
     times: Sequence[float | None],
@@ -199,31 +253,8 @@ def segment_labels(
         ['s1', 's1', 's2', 's2']
     """
     out: list[str] = []
-    current = ""
-    count = 0
-    part = 1
-    previous_label: str | None = None
-    previous_time: float | None = None
-    number = 0
+    segmenter = Segmenter(session_gap, max_event_turns)
     for label, ts in zip(labels, times, strict=True):
-        new = not out
-        if label is not None:
-            new = new or label != previous_label
-        elif ts is not None and previous_time is not None and ts - previous_time > session_gap:
-            new = True
-        if new:
-            number += 1
-            part = 1
-            count = 0
-            current = str(label) if label is not None else f"s{number}"
-        elif count >= max_event_turns:
-            part += 1
-            count = 0
-            base = str(label) if label is not None else current.split(".")[0]
-            current = f"{base}.{part}"
+        current, segmenter = segmenter.push(label, ts)
         out.append(current)
-        count += 1
-        previous_label = label
-        if ts is not None:
-            previous_time = ts
     return out

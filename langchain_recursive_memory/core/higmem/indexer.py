@@ -37,14 +37,13 @@ from ..prompts import (
     index_parser,
     turn_line,
 )
-from ..retrieval.turns import turn_segments
 from ..runtime.effects import Steps, complete, embed_documents, store_call
 from ..storage import VectorRecord, text_hash
 from ..storage.keys import EVENT_KIND, event_vector_id
 from .affiliation import Aliases, candidate_events_steps
 from .merge import Batch, batch_notes, merge_events
 from .notes import index_heuristically
-from .state import HiGMemState, load_steps, session_index
+from .state import SessionIndex, account, close_steps, new_head, session_index, sync_steps
 
 if TYPE_CHECKING:
     from .memory import HiGMem
@@ -67,41 +66,40 @@ class Indexer:
         self.scope = scope or engine.scope
         self.config = engine.config
 
-    def segments(self, state: HiGMemState) -> list[str]:
-        """The segment of each of the session's turns."""
-        return turn_segments(
-            state.turns,
-            session_gap=self.config.session_gap,
-            max_event_turns=self.config.max_event_turns,
-        )
+    def state(self) -> SessionIndex:
+        """The session's shared state (in the store's caches)."""
+        cfg = self.config
+        return session_index(self.scope, cfg.ranker, cfg.session_gap, cfg.max_event_turns)
 
     def steps(self, flush: bool, limit: int | None = None) -> Steps[int]:
         """Index the turns that have no turn node yet; return how many were indexed.
 
         Without ``flush``, a last batch smaller than ``batch_size`` waits for more turns.
-        ``limit``: index at most that many (oldest first).
+        ``limit``: index at most that many (oldest first). The state is brought up to
+        the store first (:func:`~.state.sync_steps`), once.
         """
-        index = session_index(self.scope)
-        if not index.lock.acquire(blocking=False):
+        state = self.state()
+        if not state.lock.acquire(blocking=False):
+            yield from sync_steps(self.scope, state)
             return 0  # another call of this process is indexing the session
         try:
-            loaded = yield from load_steps(self.scope, index)
-            # A private copy: readers of the shared state never see it half-updated.
-            state = HiGMemState(list(loaded.turns), dict(loaded.notes), dict(loaded.events))
-            segments = self.segments(state)
-            pending = [i for i, t in enumerate(state.turns) if t.id not in state.notes]
-            pending = pending[:limit] if limit is not None else pending
+            yield from sync_steps(self.scope, state)
+            pending = state.pending_positions(limit)
             if not pending:
                 return 0
             if self.engine.model is None:
-                yield from self._heuristic_steps(state, segments, pending)
-                return len(pending)
-            return (yield from self._batches_steps(state, segments, pending, flush))
+                yield from self._heuristic_steps(state, pending)
+                done = len(pending)
+            else:
+                done = yield from self._batches_steps(state, pending, flush)
+            yield from close_steps(self.scope, state)
+            account(self.scope, state)
+            return done
         finally:
-            index.lock.release()
+            state.lock.release()
 
     def _batches_steps(
-        self, state: HiGMemState, segments: Sequence[str], pending: Sequence[int], flush: bool
+        self, state: SessionIndex, pending: Sequence[int], flush: bool
     ) -> Steps[int]:
         size = self.config.batch_size
         done = 0
@@ -110,7 +108,7 @@ class Indexer:
             if len(batch) < size and not flush:
                 break
             try:
-                yield from self._llm_batch_steps(state, segments, batch)
+                yield from self._llm_batch_steps(state, batch)
             except (ModelError, EmbeddingError) as exc:
                 logger.warning(
                     "session %r: HiGMem analysis of %d turns failed (%s); they are "
@@ -119,18 +117,16 @@ class Indexer:
                     len(batch),
                     exc,
                 )
-                yield from self._heuristic_steps(state, segments, batch)
+                yield from self._heuristic_steps(state, batch)
             done += len(batch)
         return done
 
-    def _heuristic_steps(
-        self, state: HiGMemState, segments: Sequence[str], positions: Sequence[int]
-    ) -> Steps[None]:
-        notes, events = index_heuristically(state, segments, positions, self.engine.counter)
-        yield from self._write_steps(notes, events)
+    def _heuristic_steps(self, state: SessionIndex, positions: Sequence[int]) -> Steps[None]:
+        notes, events = index_heuristically(state, positions, self.engine.counter)
+        yield from self._write_steps(state, notes, events)
 
     def _prompt(
-        self, state: HiGMemState, positions: Sequence[int], aliases: Aliases, last: Event | None
+        self, state: SessionIndex, positions: Sequence[int], aliases: Aliases, last: Event | None
     ) -> str:
         cfg, counter = self.config, self.engine.counter
         batch = [state.turns[i] for i in positions]
@@ -152,24 +148,25 @@ class Indexer:
             answer_format=ANSWER_AS_OBJECT if offers_json(self.engine.model) else ANSWER_AS_LINES,
         )
 
-    def _llm_batch_steps(
-        self, state: HiGMemState, segments: Sequence[str], positions: Sequence[int]
-    ) -> Steps[None]:
-        turns = [state.turns[i] for i in positions]
+    def _llm_batch_steps(self, state: SessionIndex, positions: Sequence[int]) -> Steps[None]:
+        with state.index.lock:
+            turns = [state.turns[i] for i in positions]
+            segs = [state.index.segments[i] for i in positions]
+            known = dict(state.events)
         candidates = yield from candidate_events_steps(
             self.scope,
-            list(state.events.values()),
+            list(known.values()),
             " ".join(t.turn.text for t in turns),
             self.config.candidate_events,
             self.engine.space,
         )
-        last = max(state.events.values(), key=lambda e: e.updated_at, default=None)
+        last = max(known.values(), key=lambda e: e.updated_at, default=None)
         if last is not None and last not in candidates:
             candidates = [*candidates, last]
         aliases = Aliases(candidates, last)
         prompt = self._prompt(state, positions, aliases, last)
         analysis = yield from complete(prompt, index_parser(len(turns)), "higmem-index")
-        affiliation = aliases.affiliate(analysis, len(turns), state.events)
+        affiliation = aliases.affiliate(analysis, len(turns), known)
         if affiliation.unanalysed:
             logger.info(
                 "session %r: the index answer has no line for turns %s of the batch; they "
@@ -177,31 +174,32 @@ class Indexer:
                 self.scope.session_id,
                 affiliation.unanalysed,
             )
-        segs = [segments[i] for i in positions]
         batch = Batch(turns, segs, analysis, affiliation, self.engine.counter)
         notes, members = batch_notes(batch)
         updates = merge_events(
             batch,
             notes,
             members,
-            state.events,
+            known,
             rewrite_limit=self.config.rewrite_limit,
             now=time.time(),
         )
-        state.events.update((e.id, e) for e in updates)
-        state.notes.update((n.turn_id, n) for n in notes)
-        yield from self._write_steps(notes, updates)
+        yield from self._write_steps(state, notes, updates)
 
-    def _write_steps(self, notes: Sequence[TurnNote], events: Sequence[Event]) -> Steps[None]:
-        """Write events, then the turn nodes.
+    def _write_steps(
+        self, state: SessionIndex, notes: Sequence[TurnNote], events: Sequence[Event]
+    ) -> Steps[None]:
+        """Write events, then the turn nodes with a new head token; take them in.
 
         A turn counts as indexed once its node is stored: a crash in between indexes it
         again rather than losing its events.
         """
         scope = self.scope
         ns, sid = scope.namespace, scope.session_id
+        head = new_head()
         yield from store_call(scope.store.put_events, ns, sid, events)
-        yield from store_call(scope.store.put_notes, ns, sid, notes)
+        yield from store_call(scope.store.put_notes, ns, sid, notes, head)
+        state.apply(notes, events, head)
         yield from self._embed_events_steps(events)
 
     def _embed_events_steps(self, events: Sequence[Event]) -> Steps[None]:

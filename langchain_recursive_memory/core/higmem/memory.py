@@ -43,7 +43,6 @@ from .config import HiGMemConfig, RetrievedTurn
 from .indexer import Indexer
 from .rebuild import NodeRebuilder
 from .retrieval import Retriever
-from .state import session_index
 
 __all__ = ["HiGMem"]
 
@@ -103,6 +102,7 @@ class HiGMem(Engine):
 
     def _add_steps(self, turns: Sequence[Turn], flush: bool) -> Steps[list[StoredTurn]]:
         stored, _ = yield from self._append_steps(turns)
+        self._indexer.state().appended(stored)
         yield from self._index_steps(flush)
         return stored
 
@@ -118,7 +118,7 @@ class HiGMem(Engine):
         return {"memory": "higmem"}
 
     def _forget(self) -> None:
-        session_index(self.scope).forget()
+        self._indexer.state().forget()
 
     # -- public API: sync and async twins ---------------------------------------------------
 

@@ -28,7 +28,7 @@ from ..retrieval.lexical import word_stems
 from ..storage import StoredTurn
 from ..tokenizer import TokenCounter
 from .config import HEURISTIC_CONTEXT_TOKENS, HEURISTIC_KEYWORDS
-from .state import HiGMemState
+from .state import SessionIndex
 
 __all__ = ["MIN_KEYWORD_CHARS", "heuristic_note", "index_heuristically", "segment_events"]
 
@@ -58,30 +58,40 @@ def heuristic_note(
 
 
 def index_heuristically(
-    state: HiGMemState, segments: Sequence[str], positions: Sequence[int], counter: TokenCounter
+    state: SessionIndex, positions: Sequence[int], counter: TokenCounter
 ) -> tuple[list[TurnNote], list[Event]]:
-    """Index the turns at ``positions`` without an LLM; update ``state``.
+    """Index the turns at ``positions`` without an LLM (the state is not changed).
 
-    Returns:
-        The new turn nodes and the events of their segments (rebuilt).
+    Reads only the segments the turns belong to. Returns the new turn nodes and the
+    events of their segments (rebuilt); :meth:`~.state.SessionIndex.apply` takes them in.
     """
-    new_notes = [
-        heuristic_note(state.turns[i], segments[i], f"seg:{segments[i]}", counter)
-        for i in positions
-    ]
-    for note in new_notes:
-        state.notes[note.turn_id] = note
-    touched = {segments[i] for i in positions}
-    members = [n for n in state.notes.values() if n.segment in touched]
-    texts = {t.id: t.turn.text for t in state.turns}
-    order = {t.id: k for k, t in enumerate(state.turns)}
-    members.sort(key=lambda n: order.get(n.turn_id, 0))
-    built = segment_events(members, texts)
-    for i, event in enumerate(built):
-        old = state.events.get(event.id)
-        if old is not None:
-            built[i] = event = replace(event, created_at=old.created_at)
-        state.events[event.id] = event
+    with state.index.lock:
+        turns, segments = state.index.turns, state.index.segments
+        new_notes = [
+            heuristic_note(turns[i], segments[i], f"seg:{segments[i]}", counter) for i in positions
+        ]
+        fresh = {n.turn_id: n for n in new_notes}
+        touched = list(dict.fromkeys(segments[i] for i in positions))
+        members: list[TurnNote] = []
+        texts: dict[str, str] = {}
+        for segment in touched:
+            ids = [
+                *state.members.get(segment, ()),
+                *(n.turn_id for n in new_notes if n.segment == segment),
+            ]
+            for tid in dict.fromkeys(ids):
+                note = fresh.get(tid) or state.notes.get(tid)
+                position = state.index.position(tid)
+                if note is not None and position is not None:
+                    members.append(note)
+                    texts[tid] = turns[position].turn.text
+        order = {n.turn_id: state.index.position(n.turn_id) or 0 for n in members}
+        members.sort(key=lambda n: order[n.turn_id])
+        built = segment_events(members, texts)
+        for i, event in enumerate(built):
+            old = state.events.get(event.id)
+            if old is not None:
+                built[i] = replace(event, created_at=old.created_at)
     return new_notes, built
 
 

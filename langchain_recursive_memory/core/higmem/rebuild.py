@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING
 from ..engine import OnProgress, RebuildResult, RebuildRun, SessionScope
 from ..runtime.effects import Steps, store_call
 from .indexer import Indexer
-from .retrieval import Retriever
-from .state import load_steps, session_index
+from .state import sync_steps
 
 if TYPE_CHECKING:
     from .memory import HiGMem
@@ -68,7 +67,7 @@ class NodeRebuilder:
             run.resumed = True
         else:
             yield from store_call(store.drop_nodes, ns, sid)
-            session_index(scope).forget()
+            Indexer(self.engine, scope).state().forget()
             yield from store_call(store.set_rebuild_marker, ns, sid, NODES_TASK, 0)
         indexer = Indexer(self.engine, scope)
         while True:
@@ -86,9 +85,9 @@ class NodeRebuilder:
         space = self.engine.space
         if space is None:
             return 0
-        state = yield from load_steps(scope, session_index(scope))
-        pool = Retriever(self.engine, indexer, scope).pool(state)
-        (block,) = pool.blocks
-        positions = list(range(len(block.turns)))
+        state = indexer.state()
+        yield from sync_steps(scope, state)
+        with state.index.lock:
+            positions = list(range(len(state.index.ranked_turns)))
         key = (scope.namespace, scope.session_id)
-        return (yield from block.windows.embed_steps(scope.store, space, key, positions))
+        return (yield from state.index.windows.embed_steps(scope.store, space, key, positions))

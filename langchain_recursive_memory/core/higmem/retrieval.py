@@ -24,7 +24,7 @@ always ranks without the LLM.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -40,11 +40,11 @@ from ..prompts import (
     turn_line,
     turn_list_parser,
 )
+from ..retrieval.dense import unit
+from ..retrieval.index import TurnIndex
 from ..retrieval.lexical import LexicalIndex
-from ..retrieval.pool import SessionBlock, TurnPool, check_scope, pooled
-from ..retrieval.ranking import TurnRanker
-from ..retrieval.turns import ranked_turns
-from ..retrieval.windows import WindowSet
+from ..retrieval.pool import TurnPool, check_scope, embed_missing_steps
+from ..retrieval.ranking import best_first
 from ..runtime.effects import (
     ModelCall,
     Steps,
@@ -58,7 +58,7 @@ from ..validation import check_count, check_text
 from .affiliation import nearest_events_steps
 from .config import RetrievedTurn
 from .indexer import Indexer
-from .state import HiGMemState, load_steps, session_index
+from .state import SessionIndex, sync_many_steps
 
 if TYPE_CHECKING:
     from .memory import HiGMem
@@ -113,58 +113,70 @@ class Retriever:
             raise ConfigurationError.for_value(
                 "scope", scope, f"session {self.scope.session_id!r} belongs to no user_id"
             )
-        yield from self.indexer.steps(flush=True)
-        state = yield from load_steps(self.scope, session_index(self.scope))
-        pool = self.pool(state)
+        yield from self.indexer.steps(flush=True)  # brings the state up to the store, once
+        state = self.indexer.state()
+        sessions, indexes = [self.scope.session_id], [state.index]
         if user is not None and scope == "user":
-            pool = yield from self._user_pool_steps(user, pool)
-        ranker = pool.ranker
-        if not ranker.turns or not query.strip():
+            sessions, indexes = yield from self._user_indexes_steps(user, state)
+        if not query.strip():
             return []
         query_vector = None
         if self.engine.embedder is not None:
             query_vector = yield from embed_query(query)
-        dense = yield from self._dense_steps(pool, query_vector)
-        scores = ranker.scores(query, dense)
-        score_of = {t.id: float(s) for t, s in zip(ranker.turns, scores, strict=True)}
-        order = [ranker.turns[i].id for i in np.argsort(-scores, kind="stable")]
-        if not guided:
-            # A compact set: turns with no signal at all (score 0) are not padding.
-            positive = [t for t in order if score_of[t] > 0]
-            cut = ranker.cut([score_of[t] for t in positive], k or self.config.no_llm_k)
-            chosen = positive[:cut]
-            found: Found = dict.fromkeys(chosen, ("ranking",))
-        else:
-            found = yield from self._guided_or_ranked_steps(query, query_vector, state, order)
-            chosen = list(found)
+        yield from self._dense_steps(sessions, indexes, query_vector)
+        query_unit = unit(query_vector) if query_vector is not None else None
+        with TurnPool.locked(indexes):
+            pool = TurnPool(indexes, sessions, self.config.ranker)
+            if not pool.size:
+                return []
+            everything = np.ones(pool.size, bool)
+            dense = pool.similarity(query_unit, everything) if query_unit is not None else None
+            scores = pool.ranker.scores(query, dense)
+            if not guided:
+                # A compact set: turns with no signal at all (score 0) are not padding.
+                top = best_first(scores, k or self.config.no_llm_k, scores > 0)
+                top = top[
+                    : pool.ranker.cut([float(scores[i]) for i in top], k or self.config.no_llm_k)
+                ]
+                return self._results(state, pool, top, scores, {})
+            order = [pool.turn(i).id for i in best_first(scores, self.config.retrieval_turns)]
+        found = yield from self._guided_or_ranked_steps(query, query_vector, state, order)
+        with TurnPool.locked(indexes):
+            pool = TurnPool(indexes, sessions, self.config.ranker)
+            dense = (
+                pool.similarity(query_unit, np.ones(pool.size, bool))
+                if query_unit is not None
+                else None
+            )
+            scores = pool.ranker.scores(query, dense)
+            own = self.scope.session_id
+            chosen = [p for t in found if (p := pool.position(own, t)) is not None]
             if k is not None:
-                chosen = sorted(chosen, key=lambda t: -score_of.get(t, 0.0))[:k]
-        return self._results(state, pool, chosen, score_of, found)
+                chosen = sorted(chosen, key=lambda i: -scores[i])[:k]
+            return self._results(state, pool, chosen, scores, found)
 
     def _results(
         self,
-        state: HiGMemState,
+        state: SessionIndex,
         pool: TurnPool,
-        chosen: Sequence[str],
-        score_of: Mapping[str, float],
+        chosen: Sequence[int],
+        scores: np.ndarray,
         found: Found,
     ) -> list[RetrievedTurn]:
-        """The chosen turns (by the ranker's ids), sorted by time."""
+        """The chosen turns (by pool position), sorted by time."""
         own = self.scope.session_id
         out = []
-        for tid in chosen:
-            if tid not in score_of:
-                continue
-            i = pool.position(tid)
-            item, mine = pool.turns[i], pool.sessions[i] == own
+        for i in chosen:
+            item, session = pool.turn(i), pool.session_of(i)
+            mine = session == own
             note = state.notes.get(item.id) if mine else None
             retrieved = RetrievedTurn(
                 turn=item.turn,
                 speaker=item.turn.speaker,
-                score=score_of[tid],
+                score=float(scores[i]),
                 event_ids=note.event_ids if note is not None else (),
-                found_by=found.get(tid, ()),
-                session_id=None if mine else pool.sessions[i],
+                found_by=found.get(item.id, ("ranking",)) if mine else ("ranking",),
+                session_id=None if mine else session,
             )
             out.append((item.seq, retrieved))
         out.sort(key=lambda p: (p[1].turn.created_at or 0.0, p[0]))
@@ -172,39 +184,23 @@ class Retriever:
 
     # -- the ranking ------------------------------------------------------------------------
 
-    def pool(self, state: HiGMemState) -> TurnPool:
-        """The session's turns with text as a one-session pool (ranker and windows cached)."""
-        segments = self.indexer.segments(state)
-        segment_of = {t.id: s for t, s in zip(state.turns, segments, strict=True)}
-        turns = [t for t in state.turns if t.turn.text.strip()]
-        signature = (tuple(t.id for t in turns), tuple(segment_of[t.id] for t in turns))
-        index = session_index(self.scope)
-        cached = index.ranker
-        if not (isinstance(cached, TurnPool) and index.ranker_signature == signature):
-            ranked = ranked_turns(turns, [segment_of[t.id] for t in turns])
-            windows = WindowSet(self.scope.key, ranked, self.config.ranker.dense_radii)
-            block = SessionBlock(self.scope.session_id, turns, windows)
-            cached = TurnPool([block], self.config.ranker, TurnRanker(ranked, self.config.ranker))
-            index.ranker_signature, index.ranker = signature, cached
-        return cached
-
-    def _user_pool_steps(self, user: str, own: TurnPool) -> Steps[TurnPool]:
-        """Every session of the user as one pool (this session's part is ``own``)."""
+    def _user_indexes_steps(
+        self, user: str, own: SessionIndex
+    ) -> Steps[tuple[list[str], list[TurnIndex]]]:
+        """Every session of the user and its index (this session's is ``own``'s)."""
         store, ns = self.scope.store, self.scope.namespace
         sessions = yield from store_call(store.user_sessions, ns, user)
         ids = [s.session_id for s in sessions]
         if self.scope.session_id not in ids:
             ids.append(self.scope.session_id)
-        blocks = []
-        for session_id in ids:
-            pool = own
-            if session_id != self.scope.session_id:
-                scope = SessionScope(store, ns, session_id)
-                other = Retriever(self.engine, Indexer(self.engine, scope), scope)
-                state = yield from load_steps(scope, session_index(scope))
-                pool = other.pool(state)
-            blocks.extend(pool.blocks)
-        return pooled(store, ns, user, blocks, self.config.ranker, "higmem")
+        others = {
+            sid: Indexer(self.engine, SessionScope(store, ns, sid)).state()
+            for sid in ids
+            if sid != self.scope.session_id
+        }
+        yield from sync_many_steps(self.scope, others)
+        indexes = [own.index if sid == self.scope.session_id else others[sid].index for sid in ids]
+        return ids, indexes
 
     def index_windows_steps(self) -> Steps[int]:
         """Embed the settled windows that have no current vector (after indexing).
@@ -215,13 +211,12 @@ class Retriever:
         space = self.engine.space
         if self.engine.embedder is None or space is None:
             return 0
-        state = yield from load_steps(self.scope, session_index(self.scope))
-        windows = self.pool(state).blocks[0].windows
+        index = self.indexer.state().index
+        with index.lock:
+            settled = index.windows.settled()
         scope = (self.scope.namespace, self.scope.session_id)
         try:
-            return (
-                yield from windows.embed_steps(self.scope.store, space, scope, windows.settled())
-            )
+            return (yield from index.windows.embed_steps(self.scope.store, space, scope, settled))
         except (EmbeddingError, StoreError) as exc:
             logger.warning(
                 "session %r: window vectors not written (%s); retrieval embeds them",
@@ -231,18 +226,20 @@ class Retriever:
             return 0
 
     def _dense_steps(
-        self, pool: TurnPool, query_vector: list[float] | None
-    ) -> Steps[dict[int, np.ndarray] | None]:
-        """The question's similarity with every window (embedding windows without one)."""
+        self,
+        sessions: Sequence[str],
+        indexes: Sequence[TurnIndex],
+        query_vector: list[float] | None,
+    ) -> Steps[None]:
+        """Give every window of the pool a vector (embedding those without one)."""
         space = self.engine.space
-        if query_vector is None or space is None or not pool.turns:
-            return None
-        positions = list(range(len(pool.turns)))
-        return (
-            yield from pool.similarity_steps(
-                self.scope.store, space, self.scope.namespace, query_vector, positions
-            )
-        )
+        if query_vector is None or space is None:
+            return
+        parts = []
+        for sid, index in zip(sessions, indexes, strict=True):
+            with index.lock:
+                parts.append((sid, index, np.arange(len(index.ranked_turns))))
+        yield from embed_missing_steps(self.scope.store, space, self.scope.namespace, parts)
 
     # -- guided retrieval -------------------------------------------------------------------
 
@@ -250,7 +247,7 @@ class Retriever:
         self,
         query: str,
         query_vector: list[float] | None,
-        state: HiGMemState,
+        state: SessionIndex,
         order: Sequence[str],
     ) -> Steps[Found]:
         try:
@@ -270,7 +267,7 @@ class Retriever:
         self,
         question: str,
         query_vector: list[float] | None,
-        state: HiGMemState,
+        state: SessionIndex,
         order: Sequence[str],
     ) -> Steps[Found]:
         cfg = self.config
@@ -287,7 +284,7 @@ class Retriever:
         return (yield from self._filter_steps(question, state, found))
 
     def _predict_steps(
-        self, question: str, events: Sequence[Event], state: HiGMemState, found: Found
+        self, question: str, events: Sequence[Event], state: SessionIndex, found: Found
     ) -> Steps[None]:
         """Add the turns each event's prediction call names to ``found``."""
         by_id = {t.id: t for t in state.turns}
@@ -317,7 +314,7 @@ class Retriever:
                 tid = members[n - 1].id
                 found[tid] = (*found.get(tid, ()), f"event:{event.id}")
 
-    def _filter_steps(self, question: str, state: HiGMemState, found: Found) -> Steps[Found]:
+    def _filter_steps(self, question: str, state: SessionIndex, found: Found) -> Steps[Found]:
         """The turns of ``found`` the inclusive relevance filter keeps."""
         by_id = {t.id: t for t in state.turns}
         union = list(found)
@@ -356,7 +353,7 @@ class Retriever:
         return {t: kept[t] for t in union if t in kept}
 
     def _top_events_steps(
-        self, state: HiGMemState, query: str, query_vector: list[float] | None
+        self, state: SessionIndex, query: str, query_vector: list[float] | None
     ) -> Steps[list[Event]]:
         events = list(state.events.values())
         k = self.config.retrieval_events

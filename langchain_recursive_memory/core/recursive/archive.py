@@ -1,189 +1,260 @@
-"""The archive index of a session: its turn log, ranker and window vectors, per process.
+"""The archive of a session: its turns as recall ranks them, kept current at constant cost.
 
-Recall ranks a session's archived turns with the same multi-scale ranking as HiGMem
-(:class:`~..retrieval.ranking.TurnRanker`, lexical and dense over windows of neighbouring
-turns). What that needs is kept per process and session (:mod:`..cache`):
+Recall ranks a session's archived turns with the same multi-scale ranking as HiGMem,
+over the session's :class:`~..retrieval.index.TurnIndex` (in the store's caches). The
+index follows the session without reading its whole log again:
 
-* the whole turn log, read again only after a fold (folded turns change only when a
-  summary version commits; turns added since are unfolded and come with the state);
-* the ranker and the :class:`~..retrieval.windows.WindowSet` of those turns, rebuilt only
-  when the turns change.
+* the turns this process appends and folds are put in as it writes them
+  (:meth:`ArchiveIndex.appended`, :meth:`ArchiveIndex.folded`);
+* every read brings the session's state (:meth:`~..storage.MemoryStore.load`: the latest
+  summary version and the unfolded turns); :meth:`ArchiveIndex.sync_steps` merges the
+  unfolded turns (other writers' included) and, when versions were committed that this
+  process has not seen, reads those versions and their turns by id;
+* only a process that has never seen the session (or whose view went stale: the session
+  was cleared, or rolled back by another writer) reads the whole log, once.
 
-A fold embeds the windows of the turns it archives (:meth:`ArchiveIndex.embed_steps`),
-so recall finds them stored and only reads them.
+So a read costs the same at 10,000 turns as at 1,000 (DESIGN.md, invariant 7). A fold
+embeds the windows of the turns it archives (:meth:`ArchiveIndex.embed_steps`), so
+recall finds them stored and only reads them.
 
-A user's sessions are ranked as one :class:`~..retrieval.pool.TurnPool`
-(:class:`UserArchive`): each session's log and windows come from that session's own
-archive index, the pool's ranker is kept per user while no session's turns change.
+A user's sessions are ranked as one pool (:class:`UserArchive`): each session's index is
+kept the same way; their state is read for all of them at once (their new summary
+versions and unfolded turns: two reads, whatever the number of sessions).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
-from ..cache import SESSION_CACHE_ENTRIES, SessionCache, session_cache_key
+import numpy as np
+
+from ..cache import session_cache_key
 from ..engine import SessionScope
-from ..retrieval.pool import SessionBlock, TurnPool, pooled
-from ..retrieval.ranking import RankerParams, TurnRanker
-from ..retrieval.turns import ranked_turns
-from ..retrieval.windows import WindowSet
+from ..retrieval.index import TurnIndex
+from ..retrieval.ranking import RankerParams
 from ..runtime.effects import Steps, store_call
-from ..storage import StoredTurn, Summary
-
-if TYPE_CHECKING:
-    from ..engine import Engine
+from ..storage import MemoryStore, SessionState, StoredTurn, Summary
 
 __all__ = ["ArchiveIndex", "UserArchive"]
 
 
 @dataclass
-class _SessionArchive:
-    """What the archive index keeps of a session between calls (in this process)."""
+class _Archived:
+    """A session's turn index, and the summary version it holds every turn up to."""
 
-    # The turn log as read at summary version ``log_key`` (version, fold id).
-    log_key: tuple[int, str] | None = None
-    log: tuple[StoredTurn, ...] = ()
-    ranked_signature: tuple[Any, ...] = ()
-    ranker: TurnRanker | None = None
-    windows: WindowSet | None = None
+    index: TurnIndex
+    summary: Summary | None = None
+    complete: bool = False  # holds every turn of the log up to ``summary``
 
+    @property
+    def version(self) -> int:
+        return self.summary.version if self.summary is not None else 0
 
-_ARCHIVE: SessionCache[_SessionArchive] = SessionCache("archive", max_entries=SESSION_CACHE_ENTRIES)
+    def mark(self, summary: Summary | None) -> None:
+        """Record that the index holds every turn up to ``summary`` (never going back)."""
+        version = summary.version if summary is not None else 0
+        if not self.complete or version >= self.version:
+            self.summary, self.complete = summary, True
 
 
 class ArchiveIndex:
-    """A session's turn log, ranker and window vectors (see the module doc).
+    """A session's turn index as the recursive memory keeps it (see the module doc).
 
     Args:
-        engine: The engine (store, embedder, vector space).
+        scope: The session.
         params: The ranking's weights and window radii.
-        scope: The session (default: the engine's; another session of its user).
     """
 
-    def __init__(
-        self,
-        engine: Engine,
-        params: RankerParams | None = None,
-        scope: SessionScope | None = None,
-    ) -> None:
-        self.engine = engine
-        self.scope = scope or engine.scope
+    def __init__(self, scope: SessionScope, params: RankerParams | None = None) -> None:
+        self.scope = scope
         self.params = params or RankerParams()
-        self._key = session_cache_key(self.scope.store, self.scope.namespace, self.scope.session_id)
+        self._key = (*session_cache_key(scope.namespace, scope.session_id), "archive", self.params)
 
-    def _cache(self) -> _SessionArchive:
-        return _ARCHIVE.get_or_create(self._key, _SessionArchive)
+    def _holder(self) -> _Archived:
+        cache = self.scope.store.caches.indexes
+        holder: _Archived = cache.get_or_create(
+            self._key, lambda: _Archived(TurnIndex(self.scope.key, self.params))
+        )
+        return holder
+
+    def _account(self, holder: _Archived) -> None:
+        self.scope.store.caches.indexes.resize(self._key, holder.index.nbytes())
 
     def forget(self) -> None:
-        """Drop what this process cached about the session."""
-        _ARCHIVE.pop(self._key)
+        """Drop what this process keeps of the session."""
+        self.scope.store.caches.indexes.pop(self._key)
 
-    def log_steps(
-        self, summary: Summary | None, unfolded: Sequence[StoredTurn]
-    ) -> Steps[list[StoredTurn]]:
-        """The session's whole turn log, oldest first, read again only after a fold.
+    # -- what this process writes -----------------------------------------------------------
 
-        Args:
-            summary: The latest summary version (None: nothing is folded, and
-                ``unfolded`` is every turn).
-            unfolded: The unfolded turns just loaded (those added since the log was read).
+    def appended(self, turns: Sequence[StoredTurn]) -> None:
+        """Put in turns this process has just appended to the log."""
+        holder = self._holder()
+        with holder.index.lock:
+            holder.index.merge(turns)
+        self._account(holder)
+
+    def folded(self, summary: Summary, chunk: Sequence[StoredTurn]) -> None:
+        """Record a version this process has just committed (``chunk``: its turns)."""
+        holder = self._holder()
+        with holder.index.lock:
+            holder.index.merge(chunk)
+            if holder.complete and holder.version == summary.version - 1:
+                holder.mark(summary)
+        self._account(holder)
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def state(self) -> tuple[Summary | None, bool]:
+        """The version this process's index is complete up to, and whether it is."""
+        holder = self._holder()
+        with holder.index.lock:
+            return holder.summary, holder.complete
+
+    def sync_steps(self, state: SessionState) -> Steps[TurnIndex]:
+        """The session's index, brought up to ``state`` (a fresh ``store.load``).
+
+        Reads nothing when this process has seen every version of ``state``; the versions
+        it has not seen (and their turns not in the index) by id; the whole log once when
+        it has never seen the session or its view went stale (cleared, or another writer's
+        version replaced the one it saw).
         """
-        if summary is None:
-            return list(unfolded)
-        key = (summary.version, summary.fold_id)
-        cache = self._cache()
-        if cache.log_key != key:
-            scope = self.scope
-            log = yield from store_call(scope.store.turns, scope.namespace, scope.session_id)
-            cache.log_key, cache.log = key, tuple(log)
-        known = {t.id for t in cache.log}
-        extra = [t for t in unfolded if t.id not in known]
-        if not extra:
-            return list(cache.log)
-        return sorted([*cache.log, *extra], key=lambda t: (t.seq, t.id))
+        holder = self._holder()
+        summary = state.summary
+        version = summary.version if summary is not None else 0
+        with holder.index.lock:
+            seen = holder.summary
+            if holder.complete and (
+                version < holder.version
+                or (seen is not None and version == seen.version and summary != seen)
+            ):
+                holder.index.reset()
+                holder.summary, holder.complete = None, False
+            known = holder.version if holder.complete else None
+        fetched = yield from self._missing_steps(holder, known, version)
+        if fetched is None:  # a version is missing (being written): read the whole log
+            fetched = yield from self._missing_steps(holder, None, version)
+        with holder.index.lock:
+            holder.index.merge(fetched or ())
+            holder.index.merge(state.turns)
+            holder.mark(summary)
+        self._account(holder)
+        return holder.index
 
-    def ranking(self, turns: Sequence[StoredTurn]) -> tuple[TurnRanker, WindowSet]:
-        """The ranker and window set of ``turns`` (cached while the turns are the same)."""
-        signature = (tuple(t.id for t in turns), hash(tuple(t.turn.text for t in turns)))
-        cache = self._cache()
-        if cache.ranker is None or cache.windows is None or cache.ranked_signature != signature:
-            ranked = ranked_turns(turns)
-            cache.ranker = TurnRanker(ranked, self.params)
-            cache.windows = WindowSet(self.scope.key, ranked, self.params.dense_radii)
-            cache.ranked_signature = signature
-        return cache.ranker, cache.windows
+    def _missing_steps(
+        self, holder: _Archived, known: int | None, version: int
+    ) -> Steps[list[StoredTurn] | None]:
+        """The turns of versions ``known`` (exclusive) to ``version`` not in the index.
 
-    def pool(self, turns: Sequence[StoredTurn]) -> TurnPool:
-        """The session's ``turns`` as a one-session pool (its cached ranker and windows)."""
-        ranker, windows = self.ranking(turns)
-        block = SessionBlock(self.scope.session_id, list(turns), windows)
-        return TurnPool([block], self.params, ranker)
+        ``known`` None: the whole log. None when a version between is missing.
+        """
+        scope = self.scope
+        if known is None:
+            if not version:
+                return []  # nothing folded: the unfolded turns are the whole log
+            return (yield from store_call(scope.store.turns, scope.namespace, scope.session_id))
+        if version <= known:
+            return []
+        newer = yield from store_call(
+            scope.store.summaries_since, scope.namespace, {scope.session_id: known}
+        )
+        versions = [v for v in newer[scope.session_id] if v.version <= version]
+        if [v.version for v in versions] != list(range(known + 1, version + 1)):
+            return None
+        with holder.index.lock:
+            ids = [t for v in versions for t in v.turn_ids if t not in holder.index]
+        if not ids:
+            return []
+        return (
+            yield from store_call(scope.store.get_turns, scope.namespace, scope.session_id, ids)
+        )
 
-    def embed_steps(
-        self,
-        summary: Summary | None,
-        unfolded: Sequence[StoredTurn],
-        turn_ids: Sequence[str],
-    ) -> Steps[int]:
+    def embed_steps(self, state: SessionState, space: str, turn_ids: Sequence[str]) -> Steps[int]:
         """Embed the windows of the given turns that have no current vector (a fold's).
 
         Args:
-            summary: The latest summary version.
-            unfolded: The unfolded turns known (see :meth:`log_steps`).
+            state: The session's state after the fold (its latest version and the
+                unfolded turns): the windows are read from the log as it stands.
+            space: The embedder's vector collection.
             turn_ids: The turns whose windows to embed.
 
         Returns:
             How many window vectors were written.
         """
-        space = self.engine.space
-        if self.engine.embedder is None or space is None or not turn_ids:
+        if not turn_ids:
             return 0
-        store, namespace, session_id = self.scope.store, self.scope.namespace, self.scope.session_id
-        if summary is None:  # nothing folded yet (a failed first fold): read the log
-            log = yield from store_call(store.turns, namespace, session_id)
-        else:
-            log = yield from self.log_steps(summary, unfolded)
-        _, windows = self.ranking(log)
-        wanted = set(turn_ids)
-        positions = [i for i, t in enumerate(log) if t.id in wanted]
-        return (yield from windows.embed_steps(store, space, (namespace, session_id), positions))
+        index = yield from self.sync_steps(state)
+        with index.lock:
+            found = [index.ranked_position(t) for t in turn_ids]
+            positions = np.array([p for p in found if p is not None], np.int64)
+        if not len(positions):
+            return 0
+        scope = self.scope
+        written = yield from index.windows.embed_steps(
+            scope.store, space, (scope.namespace, scope.session_id), positions
+        )
+        self._account(self._holder())
+        return written
 
 
 class UserArchive:
-    """The turns of every session of a user, ranked as one pool (see the module doc).
+    """The archives of every session of a user, read together (see the module doc).
 
     Args:
-        engine: The engine (its session is one of the user's).
-        own: The engine's own archive index.
+        own: The archive of the session asking (one of the user's).
     """
 
-    def __init__(self, engine: Engine, own: ArchiveIndex) -> None:
-        self.engine = engine
+    def __init__(self, own: ArchiveIndex) -> None:
         self.own = own
 
-    def pool_steps(self, user_id: str, own_turns: Sequence[StoredTurn]) -> Steps[TurnPool]:
-        """The pool of the user's sessions; the engine's own session ranks ``own_turns``.
+    def indexes_steps(
+        self, user_id: str, own: TurnIndex
+    ) -> Steps[tuple[list[str], list[TurnIndex]]]:
+        """The user's sessions and their indexes (this session's is ``own``), brought up to date.
 
-        Each other session's whole log is ranked (none of it is in this session's window).
+        Two reads for the other sessions together (their new versions and their unfolded
+        turns), beside the list of the user's sessions; a session this process has never
+        seen is read whole, once.
         """
-        scope = self.engine.scope
+        scope = self.own.scope
         store, namespace = scope.store, scope.namespace
         sessions = yield from store_call(store.user_sessions, namespace, user_id)
         ids = [s.session_id for s in sessions]
         if scope.session_id not in ids:  # a new session, not stored to yet
             ids.append(scope.session_id)
-        blocks = []
-        for session_id in ids:
-            if session_id == scope.session_id:
-                turns = list(own_turns)
-                archive = self.own
+        others = {
+            sid: ArchiveIndex(SessionScope(store, namespace, sid), self.own.params)
+            for sid in ids
+            if sid != scope.session_id
+        }
+        states = yield from _states_steps(store, namespace, others)
+        indexes = []
+        for sid in ids:
+            if sid == scope.session_id:
+                indexes.append(own)
             else:
-                archive = ArchiveIndex(
-                    self.engine, self.own.params, SessionScope(store, namespace, session_id)
-                )
-                state = yield from store_call(store.load, namespace, session_id)
-                turns = yield from archive.log_steps(state.summary, state.turns)
-            blocks.append(SessionBlock(session_id, turns, archive.ranking(turns)[1]))
-        return pooled(store, namespace, user_id, blocks, self.own.params, "archive")
+                indexes.append((yield from others[sid].sync_steps(states[sid])))
+        return ids, indexes
+
+
+def _states_steps(
+    store: MemoryStore, namespace: str, archives: dict[str, ArchiveIndex]
+) -> Steps[dict[str, SessionState]]:
+    """Each session's state (its latest version, its unfolded turns).
+
+    Two reads for all the sessions this process has seen; one ``load`` for each it has
+    not (the first time only: then its whole log is read anyway).
+    """
+    seen = {sid: archive.state() for sid, archive in archives.items()}
+    known = {sid: s.version if s is not None else 0 for sid, (s, done) in seen.items() if done}
+    out: dict[str, SessionState] = {}
+    if known:
+        newer = yield from store_call(store.summaries_since, namespace, known)
+        unfolded = yield from store_call(store.unfolded_turns, namespace, list(known))
+        for sid in known:
+            latest = newer[sid][-1] if newer[sid] else seen[sid][0]
+            out[sid] = SessionState(latest, tuple(unfolded[sid]), ())
+    for sid in archives:
+        if sid not in known:
+            out[sid] = yield from store_call(store.load, namespace, sid)
+    return out

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..errors import EmbeddingError, StoreError
 from ..facts import Fact
 from ..runtime.effects import Steps, embed_documents, store_call
-from ..storage import StoredTurn, Summary, VectorRecord, text_hash
+from ..storage import SessionState, StoredTurn, VectorRecord, text_hash
 from ..storage.keys import fact_vector_id, user_fact_record_id, user_key
 from .archive import ArchiveIndex
 
@@ -105,17 +105,14 @@ class DerivedWriter:
             return []
 
     def write_steps(
-        self,
-        turns: Sequence[StoredTurn],
-        facts: Sequence[Fact],
-        summary: Summary | None,
-        unfolded: Sequence[StoredTurn] = (),
+        self, turns: Sequence[StoredTurn], facts: Sequence[Fact], state: SessionState
     ) -> Steps[int]:
         """Write the vectors of a fold's archived turns (their windows) and stored facts.
 
-        ``summary`` is the session's latest version and ``unfolded`` the unfolded turns
-        known (the log the windows are read from, see :meth:`.ArchiveIndex.log_steps`).
-        Failures are logged, never raised: the turns are safe in the log.
+        ``state`` is the session as the fold leaves it (its latest version and the
+        unfolded turns known): the windows are read from it (see
+        :meth:`.ArchiveIndex.embed_steps`). Failures are logged, never raised: the turns
+        are safe in the log.
 
         Returns:
             How many vectors were written.
@@ -124,7 +121,7 @@ class DerivedWriter:
         if self.engine.embedder is None or not (turns or facts):
             return 0
         try:
-            return (yield from self.index_steps(turns, facts, summary, unfolded))
+            return (yield from self.index_steps(turns, facts, state))
         except (StoreError, EmbeddingError) as exc:
             logger.warning(
                 "session %r: vectors of a fold not written (%s); the messages are safe in "
@@ -138,23 +135,24 @@ class DerivedWriter:
         self,
         turns: Sequence[StoredTurn],
         facts: Sequence[Fact],
-        summary: Summary | None,
-        unfolded: Sequence[StoredTurn] = (),
+        state: SessionState | None,
         *,
         refresh_facts: bool = True,
     ) -> Steps[int]:
         """Embed the windows of the turns and the facts without a vector; return how many.
 
         With ``refresh_facts`` the given facts are re-embedded even if they have a vector
-        (a fold may have just changed their text).
+        (a fold may have just changed their text). ``state``: the session's (needed when
+        ``turns`` are given).
         """
         engine, scope = self.engine, self.engine.scope
         space = engine.space
         if space is None:
             return 0
-        written = yield from self.archive.embed_steps(
-            summary, unfolded, [t.id for t in turns if t.turn.text.strip()]
-        )
+        ids = [t.id for t in turns if t.turn.text.strip()]
+        written = 0
+        if ids and state is not None:
+            written = yield from self.archive.embed_steps(state, space, ids)
         records = [_ToEmbed(self.fact_record_id(f), "fact", f.key, f.text) for f in facts]
         if not records:
             return written

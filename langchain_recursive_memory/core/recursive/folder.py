@@ -37,15 +37,16 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from ..cache import HEALTH_CACHE_ENTRIES, SessionCache, session_cache_key
+from ..cache import session_cache_key
 from ..config import MemoryConfig
 from ..errors import ModelError, StoreError
 from ..facts import Fact
 from ..runtime.effects import Steps, store_call
 from ..runtime.retry import RetryPolicy, deadline
 from ..runtime.workers import stopping
-from ..storage import StoredTurn, Summary
+from ..storage import SessionState, StoredTurn, Summary
 from ..tokenizer import TokenCounter
+from .archive import ArchiveIndex
 from .derived import DerivedWriter
 from .planner import fold_due, plan_fold
 from .summarize import Summarizer
@@ -99,9 +100,6 @@ class FoldHealth:
         self.failures, self.retry_at, self.last_error, self.window = 0, 0.0, None, None
 
 
-_HEALTH: SessionCache[FoldHealth] = SessionCache("fold health", max_entries=HEALTH_CACHE_ENTRIES)
-
-
 @dataclass
 class _Progress:
     versions: int = 0
@@ -152,6 +150,7 @@ class Folder:
     Args:
         summarizer: Summarizes the chunks (and extracts their facts).
         derived: Writes facts and vectors.
+        archive: The session's turn index (told of each version committed).
         config: The budgets.
         counter: Counts tokens.
         retry: Its cool-down applies after a failed fold.
@@ -161,19 +160,21 @@ class Folder:
         self,
         summarizer: Summarizer,
         derived: DerivedWriter,
+        archive: ArchiveIndex,
         config: MemoryConfig,
         counter: TokenCounter,
         retry: RetryPolicy,
     ) -> None:
         self.summarizer = summarizer
         self.derived = derived
+        self.archive = archive
         self.scope = derived.engine.scope
         self.config = config
         self.counter = counter
         self.retry = retry
         scope = self.scope
-        key = session_cache_key(scope.store, scope.namespace, scope.session_id)
-        self.health = _HEALTH.get_or_create(key, FoldHealth)
+        key = session_cache_key(scope.namespace, scope.session_id)
+        self.health: FoldHealth = scope.store.caches.health.get_or_create(key, FoldHealth)
 
     def clearly_not_due(self, tokens: int, messages: int, reserve: int = 0) -> bool:
         """Whether this process's view of the window says no fold is due after an add.
@@ -256,7 +257,13 @@ class Folder:
         lease: _Lease | None,
         keep: bool = True,
     ) -> Steps[bool]:
-        """Load, plan and fold; return whether another writer won a version first."""
+        """Load, plan and fold; return whether another writer won a version first.
+
+        One load and one plan: the lease is claimed after planning (a fold that is not
+        due claims nothing), and the plan stands unless turns had to be settled. A writer
+        that folded between the load and the claim makes the commit lose, and the fold
+        loads again (:data:`MAX_FOLD_RELOADS`).
+        """
         scope = self.scope
         state = yield from store_call(scope.store.load, scope.namespace, scope.session_id)
         progress.summary = state.summary
@@ -266,22 +273,25 @@ class Folder:
         self.observe(state.turns)
         if plan is None or stopping():
             return False
+        claimed = False
         if lease is not None and not lease.held:
             if not (yield from lease.claim_steps()):
                 return False  # another writer folds the session now
-            state = yield from store_call(scope.store.load, scope.namespace, scope.session_id)
-        state = yield from store_call(scope.store.settle, state)
-        progress.summary = state.summary
-        plan = plan_fold(
-            state.turns, self.config, self.counter, force=force, reserve=reserve, keep=keep
-        )
-        if plan is None:
-            return False
+            claimed = True
+        settled = yield from store_call(scope.store.settle, state)
+        if settled is not state:  # late turns moved after the summary: plan them in order
+            state = settled
+            plan = plan_fold(
+                state.turns, self.config, self.counter, force=force, reserve=reserve, keep=keep
+            )
+            if plan is None:
+                return False
         progress.pending = list(plan.folded)
         done_ids: set[str] = set()
         repair = state.repair_ids
-        for chunk in plan.chunks:
-            if stopping() or (lease is not None and not (yield from lease.claim_steps())):
+        for number, chunk in enumerate(plan.chunks):
+            renew = not (number == 0 and claimed)  # just claimed: no second claim
+            if stopping() or (lease is not None and renew and not (yield from lease.claim_steps())):
                 return False  # the interpreter exits, or the lease passed to another writer
             new, facts = yield from self._version_steps(progress.summary, chunk)
             stored_facts = yield from self.derived.facts_steps(facts, chunk)
@@ -299,7 +309,8 @@ class Folder:
             self.observe([t for t in state.turns if t.id not in done_ids])
             progress.pending = progress.pending[len(chunk) :]
             progress.facts += len(stored_facts)
-            yield from self.derived.write_steps(chunk, stored_facts, new, state.turns)
+            self.archive.folded(new, chunk)
+            yield from self.derived.write_steps(chunk, stored_facts, replace(state, summary=new))
         return False
 
     def _version_steps(
@@ -335,7 +346,7 @@ class Folder:
         )
         # While the fold waits, the messages it could not fold stay recallable.
         yield from self.derived.write_steps(
-            progress.pending, (), progress.summary, progress.pending
+            progress.pending, (), SessionState(progress.summary, tuple(progress.pending), ())
         )
 
     @staticmethod

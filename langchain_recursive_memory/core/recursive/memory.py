@@ -166,12 +166,13 @@ class RecursiveMemory(Engine):
         summarizer = Summarizer(
             self.scope, self.config, self.counter, self.runner, facts, shorten_attempts
         )
-        archive = ArchiveIndex(self)
+        archive = ArchiveIndex(self.scope)
         derived = DerivedWriter(self, archive)
-        self._folder = Folder(summarizer, derived, self.config, self.counter, self.retry)
+        self._folder = Folder(summarizer, derived, archive, self.config, self.counter, self.retry)
         self._recaller = Recaller(self, self.context_builder, derived, archive)
         self._rebuilder = Rebuilder(self, summarizer, derived, archive)
         self._derived = derived
+        self._archive = archive
         if model is None:
             logger.info(
                 "session %r: no summary model configured; folds use the extractive "
@@ -220,6 +221,7 @@ class RecursiveMemory(Engine):
     ) -> Steps[list[StoredTurn]]:
         check_tokens("reserve", reserve)
         stored, tokens = yield from self._append_steps(turns)
+        self._archive.appended(stored)
         if fold and not self._folder.clearly_not_due(tokens, len(stored), reserve):
             yield from self._folder.steps(force=False, from_add=True, reserve=reserve, inline=True)
         return stored
@@ -257,11 +259,7 @@ class RecursiveMemory(Engine):
         state = yield from store_call(self.store.load, self.namespace, self.session_id)
         window = {t.id for t in self.build_context(state).window}
         archived = [t for t in turns if t.id not in window]
-        return (
-            yield from self._derived.index_steps(
-                archived, facts, state.summary, state.turns, refresh_facts=False
-            )
-        )
+        return (yield from self._derived.index_steps(archived, facts, state, refresh_facts=False))
 
     def _forget(self) -> None:
         self._folder.health.reset()

@@ -176,12 +176,11 @@ class Rebuilder:
         store, ns = engine.store, engine.namespace
         archive = self.archive
         if session_id != engine.session_id:
-            scope = SessionScope(store, ns, session_id)
-            archive = ArchiveIndex(engine, self.archive.params, scope)
+            archive = ArchiveIndex(SessionScope(store, ns, session_id), self.archive.params)
         state = yield from store_call(store.load, ns, session_id)
         log = yield from store_call(store.turns, ns, session_id)
         folded = [t.id for t in log if t.folded_in and t.turn.text.strip()]
-        return (yield from archive.embed_steps(state.summary, state.turns, folded))
+        return (yield from archive.embed_steps(state, engine.space, folded))
 
     def _facts_vectors_steps(self, run: RebuildRun) -> Steps[None]:
         """Embed the facts the memory sees (its user's too) again."""

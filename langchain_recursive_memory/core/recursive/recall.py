@@ -10,8 +10,9 @@ session's vectors (:mod:`..retrieval.dense`). Turns in the current window are ex
 (the model sees them anyway); items with no signal at all are left out. An embedder
 failure falls back to BM25 with a warning.
 
-The session's turn log, ranker and windows are kept by its :class:`~.archive.ArchiveIndex`
-(read again only after a fold); the facts' BM25 index is rebuilt only when they change.
+The session's turns are ranked over its turn index, kept by :class:`~.archive.ArchiveIndex`
+as the session grows (never rebuilt per read); the facts' BM25 index is rebuilt only when
+they change.
 
 **A user's sessions.** When the session belongs to a user, its facts are the user's (learned
 in any of the user's sessions, see :meth:`~..storage.MemoryStore.get_facts`): they are
@@ -32,14 +33,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..cache import SESSION_CACHE_ENTRIES, SessionCache, session_cache_key
+from ..cache import session_cache_key
 from ..errors import ConfigurationError, EmbeddingError, InvalidInputError, StoreError
 from ..facts import Fact
-from ..retrieval.dense import Candidate, nearest_steps
+from ..retrieval.dense import Candidate, nearest_steps, unit
 from ..retrieval.facts import fact_texts, rank_facts
 from ..retrieval.hits import RecallHit
+from ..retrieval.index import TurnIndex
 from ..retrieval.lexical import LexicalIndex
-from ..retrieval.pool import SCOPES, TurnPool, check_scope
+from ..retrieval.pool import SCOPES, TurnPool, check_scope, embed_missing_steps
+from ..retrieval.ranking import best_first, rank_of
 from ..runtime.effects import Steps, embed_query, store_call
 from ..storage import SessionState, StoredTurn, text_hash
 from ..validation import check_count, check_text
@@ -86,9 +89,6 @@ class _SessionRecall:
     facts_index: LexicalIndex | None = None
 
 
-_RECALL: SessionCache[_SessionRecall] = SessionCache("recall", max_entries=SESSION_CACHE_ENTRIES)
-
-
 def check_kinds(kinds: Sequence[str]) -> tuple[str, ...]:
     """``kinds`` without repeats, checked to be ``"fact"`` and/or ``"turn"``."""
     if isinstance(kinds, str):
@@ -126,15 +126,19 @@ class Recaller:
         self.builder = builder
         self.derived = derived
         self.archive = archive
-        self.users = UserArchive(engine, archive)
-        self._key = session_cache_key(self.scope.store, self.scope.namespace, self.scope.session_id)
+        self.users = UserArchive(archive)
+        self.params = archive.params
+        self._key = session_cache_key(self.scope.namespace, self.scope.session_id)
 
     def _cache(self) -> _SessionRecall:
-        return _RECALL.get_or_create(self._key, _SessionRecall)
+        cached: _SessionRecall = self.scope.store.caches.facts.get_or_create(
+            self._key, _SessionRecall
+        )
+        return cached
 
     def forget(self) -> None:
         """Drop what this process cached about the session."""
-        _RECALL.pop(self._key)
+        self.scope.store.caches.facts.pop(self._key)
         self.archive.forget()
 
     def steps(
@@ -162,32 +166,25 @@ class Recaller:
         store, ns, sid = self.scope.store, self.scope.namespace, self.scope.session_id
         if state is None:
             state = yield from store_call(store.load, ns, sid)
-        everything = yield from self.archive.log_steps(state.summary, state.turns)
         if exclude is None:
             exclude = {t.id for t in self.builder.build(state).window if t.id is not None}
         facts: Sequence[Fact] = ()
         if "fact" in kinds:
             facts = yield from self._facts_steps(state, user)
-        pool: TurnPool | None = None
-        candidates: list[int] = []
+        parts: tuple[list[str], list[TurnIndex]] = ([], [])
         if "turn" in kinds:
+            own = yield from self.archive.sync_steps(state)
+            parts = ([sid], [own])
             if scope == "user" and user is not None:
-                pool = yield from self.users.pool_steps(user, everything)
-            else:
-                pool = self.archive.pool(everything)
-            candidates = [
-                i
-                for i, (t, owner) in enumerate(zip(pool.turns, pool.sessions, strict=True))
-                if t.turn.text.strip() and (owner != sid or t.id not in exclude)
-            ]
-        if not query.strip() or not (candidates or facts):
+                parts = yield from self.users.indexes_steps(user, own)
+        if not query.strip() or not (any(len(ix.ranked_turns) for ix in parts[1]) or facts):
             return []
-        dense_pool = max(DENSE_POOL_PER_K * k, DENSE_POOL_MIN) + len(exclude)
         scored: list[tuple[float, RecallHit]] = []
         query_vector = yield from self._query_vector_steps(query)
-        if pool is not None and candidates:
-            scored = yield from self._turn_hits_steps(query, query_vector, pool, candidates, k)
+        if parts[1]:
+            scored = yield from self._turn_hits_steps(query, query_vector, parts, exclude, k)
         if facts:
+            dense_pool = max(DENSE_POOL_PER_K * k, DENSE_POOL_MIN) + len(exclude)
             dense_facts = yield from self._dense_facts_steps(query_vector, facts, dense_pool)
             index = self._facts_index(facts)
             ranked = rank_facts(facts, index, query, dense_facts)
@@ -267,51 +264,65 @@ class Recaller:
         self,
         query: str,
         query_vector: list[float] | None,
-        pool: TurnPool,
-        candidates: list[int],
+        parts: tuple[list[str], list[TurnIndex]],
+        exclude: set[str],
         k: int,
     ) -> Steps[list[tuple[float, RecallHit]]]:
-        """The ``k`` best candidate turns of the pool as hits (with their ranks)."""
-        ranker = pool.ranker
-        dense = None
+        """The ``k`` best archived turns of the sessions' indexes as hits (with their ranks).
+
+        The windows of the candidates get their vectors first (I/O, no lock held); then,
+        under the indexes' locks, the pool is ranked and the hits are built.
+        """
+        sessions, indexes = parts
+        own = self.scope.session_id
         space = self.engine.space
-        if query_vector is not None and space is not None:
+        query_unit = unit(query_vector) if query_vector is not None else None
+        if query_unit is not None and space is not None:
+            with TurnPool.locked(indexes):
+                wanted = [
+                    (sid, ix, np.flatnonzero(_candidates(ix, exclude if sid == own else set())))
+                    for sid, ix in zip(sessions, indexes, strict=True)
+                ]
             try:
-                dense = yield from pool.similarity_steps(
-                    self.scope.store, space, self.scope.namespace, query_vector, candidates
+                yield from embed_missing_steps(
+                    self.scope.store, space, self.scope.namespace, wanted
                 )
             except (EmbeddingError, StoreError) as exc:
                 self._dense_unavailable(exc)
-        scores = ranker.scores(query, dense)
-        lex_rank = {
-            pool.position(tid): r for r, tid in enumerate(ranker.lexical_order(query), start=1)
-        }
-        dense_rank: dict[int, int] = {}
-        if dense is not None:
-            stacked = np.stack(list(dense.values()))
-            best = np.where(np.isnan(stacked), -np.inf, stacked).max(axis=0)
-            order = [i for i in np.argsort(-best, kind="stable") if np.isfinite(best[i])]
-            dense_rank = {int(i): r for r, i in enumerate(order, start=1)}
-        keep = np.zeros(len(pool.turns), bool)
-        keep[candidates] = True
-        keep &= scores > 0
-        order = [int(i) for i in np.argsort(-np.where(keep, scores, -np.inf), kind="stable")]
-        top = [i for i in order[:k] if keep[i]]
-        top = top[: ranker.cut([float(scores[i]) for i in top], k)]
-        own = self.scope.session_id
-        return [
-            (
-                float(scores[i]),
-                _turn_hit(
-                    pool.turns[i],
-                    float(scores[i]),
-                    lex_rank.get(i),
-                    dense_rank.get(i),
-                    pool.sessions[i] if pool.sessions[i] != own else None,
-                ),
+                query_unit = None
+        with TurnPool.locked(indexes):
+            pool = TurnPool(indexes, sessions, self.params)
+            keep = np.concatenate(
+                [
+                    _candidates(ix, exclude if sid == own else set())
+                    for sid, ix in zip(sessions, indexes, strict=True)
+                ]
+                or [np.zeros(0, bool)]
             )
-            for i in top
-        ]
+            dense = pool.similarity(query_unit, keep) if query_unit is not None else None
+            scores = pool.ranker.scores(query, dense)
+            top = best_first(scores, k, keep & (scores > 0))
+            top = top[: pool.ranker.cut([float(scores[i]) for i in top], k)]
+            lex_rank = rank_of(pool.ranker.lexical_scores(query), top)
+            dense_rank: list[int | None] = [None] * len(top)
+            if dense is not None:
+                stacked = np.stack(list(dense.values()))
+                best = np.where(np.isnan(stacked), -np.inf, stacked).max(axis=0)
+                best = np.where(np.isfinite(best), best, np.nan)
+                dense_rank = rank_of(best, top, positive=False)
+            return [
+                (
+                    float(scores[i]),
+                    _turn_hit(
+                        pool.turn(i),
+                        float(scores[i]),
+                        lex,
+                        dense_r,
+                        pool.session_of(i) if pool.session_of(i) != own else None,
+                    ),
+                )
+                for i, lex, dense_r in zip(top, lex_rank, dense_rank, strict=True)
+            ]
 
     def _facts_index(self, facts: Sequence[Fact]) -> LexicalIndex:
         keys = [f"fact:{f.key}" for f in facts]
@@ -322,6 +333,16 @@ class Recaller:
             cache.facts_index = LexicalIndex(texts)
             cache.facts_signature = signature
         return cache.facts_index
+
+
+def _candidates(index: TurnIndex, exclude: set[str]) -> np.ndarray:
+    """A mask of the index's ranked turns that may be recalled (not in ``exclude``)."""
+    keep = np.ones(len(index.ranked_turns), bool)
+    for tid in exclude:
+        position = index.ranked_position(tid)
+        if position is not None:
+            keep[position] = False
+    return keep
 
 
 def _fact_hit(

@@ -3,9 +3,10 @@
 Recall scores a session's records exactly (a dot product with every vector) instead of
 asking Chroma for a filtered kNN: the filtered HNSW search costs ~80 ms in a
 100,000-vector collection whatever the session's size, a read by id does not, and exact
-search cannot miss (``benchmarks/overhead.py``). Unit vectors are cached per process and
-session (:data:`~..cache.VECTOR_CACHE_BYTES`); a cached vector is used only while its
-stored text hash matches the current text (a corrected fact, a turn id reused after
+search cannot miss (``benchmarks/overhead.py``). The unit vectors of facts and events are
+cached per session in the store's caches (:attr:`~..cache.StoreCaches.vectors`, bounded
+by bytes; window vectors live in the session's turn index); a cached vector is used only
+while its stored text hash matches the current text (a corrected fact, an id reused after
 ``clear()``), and a vector whose stored hash differs is used but not cached, so the next
 search reads it again.
 
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..cache import HEALTH_CACHE_ENTRIES, VECTOR_CACHE_BYTES, SessionCache, session_cache_key
+from ..cache import session_cache_key
 from ..runtime.effects import Steps, store_call
 from ..storage import MemoryStore
 
@@ -57,9 +58,6 @@ class _SessionVectors:
 
 
 _LOCK = threading.Lock()
-_VECTORS: SessionCache[_SessionVectors] = SessionCache(
-    "vectors", max_entries=HEALTH_CACHE_ENTRIES, max_bytes=VECTOR_CACHE_BYTES
-)
 
 
 def unit(vector: Sequence[float] | np.ndarray) -> np.ndarray | None:
@@ -96,8 +94,8 @@ def vectors_steps(
         embedded from the candidate's current text (its stored hash matches).
     """
     namespace, session_id = scope
-    key = (*session_cache_key(source, namespace, session_id), space)
-    entry = _VECTORS.get(key) or _SessionVectors()
+    key = (*session_cache_key(namespace, session_id), space)
+    entry = source.caches.vectors.get(key) or _SessionVectors()
     found: dict[str, tuple[np.ndarray, bool]] = {}
     missing = []
     for cand in wanted:
@@ -120,7 +118,7 @@ def vectors_steps(
         if current:
             fresh.append((rec.id, rec.text_hash, vec))
     if fresh:
-        _remember(key, entry, fresh)
+        _remember(source, key, entry, fresh)
     return found
 
 
@@ -132,11 +130,11 @@ def remember_vectors(
 ) -> None:
     """Cache vectors just written: ``(record id, text hash, vector)`` items of a session."""
     namespace, session_id = scope
-    key = (*session_cache_key(source, namespace, session_id), space)
-    entry = _VECTORS.get(key) or _SessionVectors()
+    key = (*session_cache_key(namespace, session_id), space)
+    entry = source.caches.vectors.get(key) or _SessionVectors()
     units = [(rid, digest, vec) for rid, digest, v in items if (vec := unit(v)) is not None]
     if units:
-        _remember(key, entry, units)
+        _remember(source, key, entry, units)
 
 
 def nearest_steps(
@@ -172,7 +170,10 @@ def nearest_steps(
 
 
 def _remember(
-    key: tuple[str, ...], entry: _SessionVectors, items: Sequence[tuple[str, str, np.ndarray]]
+    source: MemoryStore,
+    key: tuple[str, ...],
+    entry: _SessionVectors,
+    items: Sequence[tuple[str, str, np.ndarray]],
 ) -> None:
     """Add ``(record id, text hash, unit vector)`` items to a session's cached vectors."""
     with _LOCK:
@@ -182,4 +183,4 @@ def _remember(
                 entry.nbytes -= old[1].nbytes
             entry.vectors[record_id] = (digest, vec)
             entry.nbytes += vec.nbytes
-        _VECTORS.put(key, entry, entry.nbytes)
+        source.caches.vectors.put(key, entry, entry.nbytes)

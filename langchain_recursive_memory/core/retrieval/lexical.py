@@ -12,11 +12,13 @@ r"""Lexical analysis and the one BM25 index of the package. Pure logic.
     one of these characters is kept with it too (``3月``, ``14일``);
   - digits of any script are ASCII digits (``١٤`` is ``14``);
   - each emoji is a token, without skin tone or variation selector (``👍🏽`` is ``👍``).
-* **BM25**: the ``bm25s`` library, Lucene variant. It finds exact names and numbers that
-  embeddings blur. :class:`LexicalIndex` is the only BM25 wrapper: the turn ranker, fact
-  ranking and HiGMem's event candidates all use it. A question is read in each language
-  that the index's texts were read in (:meth:`LexicalIndex.query_terms`), so a short
-  question, whose language cannot be told, still meets each text's stems.
+* **BM25**, Lucene variant (the scores ``bm25s`` computes): it finds exact names and
+  numbers that embeddings blur. :class:`LexicalIndex` is the package's one BM25 index: the
+  turn ranker, fact ranking and HiGMem's event candidates all use it. It grows and shrinks
+  at its end, so a session's index follows new turns at the cost of the turns changed.
+  A question is read in each language that the index's texts were read in
+  (:meth:`LexicalIndex.query_terms`), so a short question, whose language cannot be
+  told, still meets each text's stems.
 
 Example:
     >>> from langchain_recursive_memory.core.retrieval.lexical import LexicalIndex
@@ -30,7 +32,9 @@ Example:
 from __future__ import annotations
 
 import logging
+import math
 import unicodedata
+from array import array
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache, lru_cache
@@ -46,6 +50,9 @@ __all__ = [
     "MIN_DETECTION_LETTERS",
     "LexicalIndex",
     "fold",
+    "pooled_languages",
+    "pooled_term_scores",
+    "query_terms",
     "text_language",
     "tokenize",
     "word_stems",
@@ -55,6 +62,12 @@ BM25_K1 = 1.2
 """BM25 term-frequency saturation (the Lucene default)."""
 BM25_B = 0.75
 """BM25 length normalisation of plain indexes (the Lucene default; turns use 0.3)."""
+POSTING_BYTES = 24
+"""About what a (document, term) entry costs (its ids, frequency and the document's tuple)."""
+VOCAB_ENTRY_BYTES = 200
+"""About what a term of an index's vocabulary costs (its string, dict entry and arrays)."""
+DOC_ENTRY_BYTES = 120
+"""About what a document of an index costs beside its postings (length, terms tuple)."""
 STEM_CACHE = 200_000
 """Distinct words whose stems are memoised."""
 ENGLISH = "en"
@@ -184,6 +197,10 @@ def _stopwords(language: str) -> frozenset[str]:
         return frozenset()
     from bm25s import stopwords
 
+    # bm25s sets its own logger to DEBUG at import; leave its level to the application.
+    log = logging.getLogger("bm25s")
+    if log.level == logging.DEBUG:
+        log.setLevel(logging.NOTSET)
     return frozenset(getattr(stopwords, name))
 
 
@@ -266,46 +283,100 @@ def tokenize(text: str, language: str | None = None) -> list[str]:
     return [stem for stem, _ in word_stems(text, language)]
 
 
-@lru_cache(maxsize=1)
-def _bm25s() -> Any:
-    """The bm25s module; its logger level is left to the application's logging.
-
-    bm25s sets its own logger to DEBUG at import, so its ``Building index from tokens``
-    lines would reach an application that configured WARNING.
-    """
-    import bm25s
-
-    log = logging.getLogger("bm25s")
-    if log.level == logging.DEBUG:
-        log.setLevel(logging.NOTSET)
-    return bm25s
-
-
 class LexicalIndex:
-    """A BM25 index over a fixed list of texts (rebuild it when the texts change).
+    """A BM25 index (Lucene variant) that grows and shrinks at its end.
+
+    Documents are appended (:meth:`extend`) and dropped from the end (:meth:`truncate`),
+    so a session's index follows its turns without being rebuilt: the cost of a change is
+    the cost of the documents changed, not of the whole index. Statistics (document
+    frequencies, lengths) are kept as counts, so scores always use the current ``N`` and
+    average length; they equal those of a ``bm25s`` index built from the same documents
+    (``bm25s`` indexes cannot change: rebuilding one per change made reads grow with the
+    session). Several indexes can be scored as one (:func:`pooled_term_scores`).
+
+    Not thread-safe: callers serialise changes and reads (the session index holds a lock).
 
     Args:
-        texts: The documents, in the order results refer to.
+        texts: The first documents, in the order results refer to.
         k1: BM25 term-frequency saturation.
         b: BM25 length normalisation.
 
     Attributes:
-        languages: The languages the texts were read in (most texts first); English
-            alone for an empty index.
+        k1: As given.
+        b: As given.
     """
 
-    def __init__(self, texts: Sequence[str], *, k1: float = BM25_K1, b: float = BM25_B) -> None:
-        bm25s = _bm25s()
-        self.size = len(texts)
-        languages = [text_language(unicodedata.normalize("NFKC", t).lower()) for t in texts]
-        tokens = [tokenize(t, lang) for t, lang in zip(texts, languages, strict=True)]
-        counts = Counter(languages)
-        self.languages: tuple[str, ...] = tuple(sorted(counts, key=lambda la: (-counts[la], la)))
-        self.languages = self.languages or (ENGLISH,)
-        self._bm25: Any = None
-        if any(tokens):
-            self._bm25 = bm25s.BM25(k1=k1, b=b, method="lucene")
-            self._bm25.index(tokens, show_progress=False)
+    def __init__(
+        self, texts: Sequence[str] = (), *, k1: float = BM25_K1, b: float = BM25_B
+    ) -> None:
+        self.k1, self.b = k1, b
+        self._vocab: dict[str, int] = {}
+        self._docs: list[array[int]] = []  # per term: the documents holding it, ascending
+        self._tfs: list[array[float]] = []  # per term: its frequency in each of them
+        self._terms: list[tuple[tuple[int, int], ...]] = []  # per document: (term, tf)
+        self._lengths = array("f")
+        self._total = 0
+        self._postings = 0
+        self._doc_language: list[str] = []
+        self._language_counts: Counter[str] = Counter()
+        self.extend(texts)
+
+    @property
+    def size(self) -> int:
+        """Documents in the index."""
+        return len(self._lengths)
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The languages the texts were read in (most texts first); English when empty."""
+        counts = self._language_counts
+        found = sorted((la for la in counts if counts[la] > 0), key=lambda la: (-counts[la], la))
+        return tuple(found) or (ENGLISH,)
+
+    def extend(self, texts: Sequence[str]) -> None:
+        """Append documents."""
+        for text in texts:
+            language = text_language(unicodedata.normalize("NFKC", text).lower())
+            tokens = tokenize(text, language)
+            doc = len(self._lengths)
+            counted = Counter(tokens)
+            terms = []
+            for token, tf in counted.items():
+                tid = self._vocab.get(token)
+                if tid is None:
+                    tid = self._vocab[token] = len(self._docs)
+                    self._docs.append(array("i"))
+                    self._tfs.append(array("f"))
+                self._docs[tid].append(doc)
+                self._tfs[tid].append(tf)
+                terms.append((tid, tf))
+            self._postings += len(terms)
+            self._terms.append(tuple(terms))
+            self._lengths.append(len(tokens))
+            self._total += len(tokens)
+            self._doc_language.append(language)
+            self._language_counts[language] += 1
+
+    def truncate(self, size: int) -> None:
+        """Drop the documents from position ``size`` on."""
+        while len(self._lengths) > max(size, 0):
+            terms = self._terms.pop()
+            for tid, _ in terms:
+                self._docs[tid].pop()
+                self._tfs[tid].pop()
+            self._postings -= len(terms)
+            self._total -= int(self._lengths.pop())
+            self._language_counts[self._doc_language.pop()] -= 1
+
+    def nbytes(self) -> int:
+        """About how many bytes the index holds (for cache accounting)."""
+        postings = self._postings * POSTING_BYTES
+        return postings + len(self._vocab) * VOCAB_ENTRY_BYTES + self.size * DOC_ENTRY_BYTES
+
+    def df(self, term: str) -> int:
+        """How many documents hold ``term``."""
+        tid = self._vocab.get(term)
+        return len(self._docs[tid]) if tid is not None else 0
 
     def query_terms(self, query: str) -> list[str]:
         """The tokens of ``query`` read in each of the index's languages (no repeats across).
@@ -314,22 +385,11 @@ class LexicalIndex:
             >>> LexicalIndex(["Meine Katzen schlafen gern im Garten."]).query_terms("Katze")
             ['katz']
         """
-        terms = tokenize(query, self.languages[0])
-        seen = set(terms)
-        for language in self.languages[1:]:
-            extra = [t for t in dict.fromkeys(tokenize(query, language)) if t not in seen]
-            terms += extra
-            seen.update(extra)
-        return terms
+        return query_terms(query, self.languages)
 
     def term_scores(self, terms: Sequence[str]) -> np.ndarray:
         """Return the BM25 score of every document for tokenized ``terms`` (float32)."""
-        if self._bm25 is None or not terms:
-            return np.zeros(self.size, np.float32)
-        known = [t for t in terms if t in self._bm25.vocab_dict]
-        if not known:
-            return np.zeros(self.size, np.float32)
-        return np.asarray(self._bm25.get_scores(known), np.float32)
+        return pooled_term_scores([self], terms)
 
     def scores(self, query: str) -> np.ndarray:
         """Return the BM25 score of every document for ``query`` (float32)."""
@@ -340,3 +400,63 @@ class LexicalIndex:
         scored = [(i, float(s)) for i, s in enumerate(self.scores(query)) if s > 0]
         scored.sort(key=lambda p: (-p[1], p[0]))
         return scored[:n]
+
+    def _add_scores(
+        self, out: np.ndarray, term: str, idf: float, avgdl: float, k1: float, b: float
+    ) -> None:
+        tid = self._vocab.get(term)
+        if tid is None or not self._docs[tid]:
+            return
+        docs = np.frombuffer(self._docs[tid], np.int32)
+        tf = np.frombuffer(self._tfs[tid], np.float32)
+        lengths = np.frombuffer(self._lengths, np.float32)[docs]
+        out[docs] += idf * tf / (tf + k1 * (1 - b + b * lengths / avgdl))
+
+
+def query_terms(query: str, languages: Sequence[str]) -> list[str]:
+    """The tokens of ``query`` read in each of ``languages`` (no repeats across languages).
+
+    The first language's tokens come as they are (repeats kept: BM25 counts them), the
+    other languages add only tokens not seen yet.
+    """
+    terms = tokenize(query, languages[0])
+    seen = set(terms)
+    for language in languages[1:]:
+        extra = [t for t in dict.fromkeys(tokenize(query, language)) if t not in seen]
+        terms += extra
+        seen.update(extra)
+    return terms
+
+
+def pooled_languages(indexes: Sequence[LexicalIndex]) -> tuple[str, ...]:
+    """The languages of several indexes' texts together (most texts first)."""
+    counts: Counter[str] = Counter()
+    for index in indexes:
+        counts.update(index._language_counts)
+    found = sorted((la for la in counts if counts[la] > 0), key=lambda la: (-counts[la], la))
+    return tuple(found) or (ENGLISH,)
+
+
+def pooled_term_scores(indexes: Sequence[LexicalIndex], terms: Sequence[str]) -> np.ndarray:
+    """BM25 scores of the documents of several indexes scored as one index (float32).
+
+    Document frequencies, ``N`` and the average length are those of all the indexes
+    together; the scores come index after index. The indexes must share ``k1`` and ``b``.
+    """
+    sizes = [index.size for index in indexes]
+    out = np.zeros(sum(sizes), np.float64)
+    n = sum(sizes)
+    total = sum(index._total for index in indexes)
+    if not n or not total or not terms or not indexes:
+        return out.astype(np.float32)
+    avgdl = total / n
+    k1, b = indexes[0].k1, indexes[0].b
+    starts = np.cumsum([0, *sizes])
+    for term in terms:
+        df = sum(index.df(term) for index in indexes)
+        if not df:
+            continue
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        for index, start, size in zip(indexes, starts, sizes, strict=False):
+            index._add_scores(out[start : start + size], term, idf, avgdl, k1, b)
+    return out.astype(np.float32)

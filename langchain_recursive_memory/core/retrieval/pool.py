@@ -1,45 +1,39 @@
 """A pool of turns ranked together: one session's, or every session of a user.
 
-Both engines rank a session's turns with :class:`~.ranking.TurnRanker` and score them
-densely through the session's :class:`~.windows.WindowSet`. A user's sessions are ranked
-the same way, as one pool: the ranker sees the turns of every session (each session's
-segments kept apart, so no window, lexical or dense, ever crosses a session), and each
-session's windows are read from that session's own vectors, the ones its folds or its
-index embedded. There is no second ranking.
+Both engines rank a session's turns with :class:`~.ranking.TurnRanker` over its
+:class:`~.index.TurnIndex`, and score them densely through the index's window vectors.
+A user's sessions are ranked the same way, as one pool: the ranker sees the indexes of
+every session (each keeps its own windows, so no window, lexical or dense, ever crosses a
+session; BM25 statistics are those of the whole pool), and each session's windows are
+read from that session's own vectors, the ones its folds or its index embedded. There is
+no second ranking, and nothing is copied: a pool is a view over the indexes, built per
+read, under their locks (:meth:`TurnPool.locked`).
 
 Example:
-    >>> from langchain_recursive_memory.core.retrieval.pool import relabelled
-    >>> from langchain_recursive_memory.core.retrieval.ranking import RankedTurn, window_texts
-    >>> a = [RankedTurn("1", "Ada", "my cat is Miso", "1")]
-    >>> b = [RankedTurn("1", "Ada", "hello again", "1")]
-    >>> window_texts(relabelled([a, b]), 1)
-    ['Ada: my cat is Miso', 'Ada: hello again']
+    >>> from langchain_recursive_memory.core.retrieval.pool import check_scope
+    >>> check_scope("user")
+    'user'
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 
 import numpy as np
 
-from ..cache import SESSION_CACHE_ENTRIES, SessionCache, user_cache_key
 from ..errors import InvalidInputError
 from ..runtime.effects import Steps
 from ..storage import MemoryStore, StoredTurn
-from .ranking import RankedTurn, RankerParams, TurnRanker
-from .windows import WindowSet
+from .index import TurnIndex
+from .ranking import RankerParams, TurnRanker
 
 __all__ = [
     "SCOPES",
     "SESSION",
     "USER",
-    "SessionBlock",
     "TurnPool",
     "check_scope",
-    "pooled",
-    "relabelled",
 ]
 
 SESSION = "session"
@@ -61,127 +55,108 @@ def check_scope(scope: object) -> str:
     return scope
 
 
-@dataclass(frozen=True)
-class SessionBlock:
-    """One session's part of a pool.
-
-    Attributes:
-        session_id: The session.
-        turns: Its turns as ranked, oldest first (aligned with ``windows.ranked``).
-        windows: Their windows (see :class:`~.windows.WindowSet`).
-    """
-
-    session_id: str
-    turns: Sequence[StoredTurn]
-    windows: WindowSet
-
-
-def relabelled(sessions: Sequence[Sequence[RankedTurn]]) -> list[RankedTurn]:
-    """The sessions' ranked turns in one list, each id and segment tagged with its session.
-
-    Windows stay inside a segment, so tagging segments by session keeps every window
-    inside its session; tagged ids stay unique when two sessions use the same turn id.
-    """
-    return [
-        replace(t, id=f"{number}:{t.id}", event=f"{number}:{t.event}")
-        for number, turns in enumerate(sessions)
-        for t in turns
-    ]
-
-
 class TurnPool:
-    """Turns of one or more sessions, ranked together (see the module doc).
+    """The ranked turns of one or more sessions' indexes (see the module doc).
+
+    Build it, and use it, while holding :meth:`locked` (the indexes must not change
+    under it); it holds no I/O.
 
     Args:
-        blocks: The sessions' parts, in a fixed order (the pool's positions follow it).
+        indexes: The sessions' indexes, in a fixed order (the pool's positions follow it).
+        sessions: The session id of each index.
         params: The ranking's weights.
-        ranker: A ranker of a one-session pool's turns (the session's cached one).
 
     Attributes:
-        turns: Every turn of the pool, block after block.
-        sessions: The session of each position.
-        ranker: The ranker of ``turns``.
+        ranker: The ranker of the pool's positions.
+        size: Turns in the pool.
     """
 
     def __init__(
-        self,
-        blocks: Sequence[SessionBlock],
-        params: RankerParams,
-        ranker: TurnRanker | None = None,
+        self, indexes: Sequence[TurnIndex], sessions: Sequence[str], params: RankerParams
     ) -> None:
-        self.blocks = list(blocks)
-        self.turns = [t for b in self.blocks for t in b.turns]
-        self.sessions = [b.session_id for b in self.blocks for _ in b.turns]
-        self.offsets = list(np.cumsum([0, *(len(b.turns) for b in self.blocks)])[:-1])
-        if ranker is None:
-            ranker = TurnRanker(relabelled([b.windows.ranked for b in self.blocks]), params)
-        self.ranker = ranker
-        self._positions = {t.id: i for i, t in enumerate(ranker.turns)}
+        self.indexes = list(indexes)
+        self.session_ids = list(sessions)
+        self.ranker = TurnRanker.of([ix.ranked for ix in self.indexes], params)
+        sizes = [len(ix.ranked_turns) for ix in self.indexes]
+        self.offsets = np.cumsum([0, *sizes])
+        self.size = int(self.offsets[-1])
 
-    def position(self, ranked_id: str) -> int:
-        """The position of a turn the ranker names (by its id in ``ranker.turns``)."""
-        return self._positions[ranked_id]
+    @staticmethod
+    @contextmanager
+    def locked(indexes: Sequence[TurnIndex]) -> Iterator[None]:
+        """Hold the locks of ``indexes`` (in one order for every caller: no deadlock)."""
+        with ExitStack() as stack:
+            for ix in sorted(set(indexes), key=lambda ix: ix.skey):
+                stack.enter_context(ix.lock)
+            yield
 
-    def similarity_steps(
-        self,
-        source: MemoryStore,
-        space: str,
-        namespace: str,
-        query_vector: Sequence[float],
-        positions: Sequence[int],
-    ) -> Steps[dict[int, np.ndarray]]:
-        """Cosine similarity of the query with each window of the pool, per radius.
+    def _part(self, position: int) -> tuple[int, int]:
+        part = int(np.searchsorted(self.offsets, position, side="right")) - 1
+        return part, position - int(self.offsets[part])
 
-        Only the turns at ``positions`` are scored (NaN elsewhere, and where a window has
-        no vector); each session's windows are read from that session's vectors (those
-        without one are embedded into it first).
+    def turn(self, position: int) -> StoredTurn:
+        """The stored turn at a pool position."""
+        part, local = self._part(position)
+        return self.indexes[part].ranked_turns[local]
+
+    def session_of(self, position: int) -> str:
+        """The session of a pool position."""
+        return self.session_ids[self._part(position)[0]]
+
+    def position(self, session_id: str, turn_id: str) -> int | None:
+        """The pool position of a session's turn (None: not ranked)."""
+        for part, (sid, ix) in enumerate(zip(self.session_ids, self.indexes, strict=True)):
+            if sid == session_id:
+                local = ix.ranked_position(turn_id)
+                return None if local is None else int(self.offsets[part]) + local
+        return None
+
+    def mask(self, session_id: str, turn_ids: Sequence[str]) -> np.ndarray:
+        """A mask of the pool positions of a session's turns."""
+        out = np.zeros(self.size, bool)
+        for tid in turn_ids:
+            position = self.position(session_id, tid)
+            if position is not None:
+                out[position] = True
+        return out
+
+    def similarity(self, query: np.ndarray, wanted: np.ndarray) -> dict[int, np.ndarray]:
+        """Cosine similarity of a unit query with each window of the pool, per radius.
+
+        NaN where a window has no current vector or is not ``wanted``.
         """
-        n = len(self.turns)
         radii = self.ranker.params.dense_radii
-        out = {r: np.full(n, np.nan, np.float32) for r in radii}
-        wanted = set(positions)
-        for block, start in zip(self.blocks, self.offsets, strict=True):
-            local = [i - start for i in range(start, start + len(block.turns)) if i in wanted]
-            if not local:
-                continue
-            scope = (namespace, block.session_id)
-            found = yield from block.windows.similarity_steps(
-                source, space, scope, query_vector, local
-            )
-            for r in radii:
-                out[r][start : start + len(block.turns)] = found[r]
+        out = {r: np.full(self.size, np.nan, np.float32) for r in radii}
+        for part, ix in enumerate(self.indexes):
+            start, stop = int(self.offsets[part]), int(self.offsets[part + 1])
+            if stop > start:
+                found = ix.windows.similarity(query, wanted[start:stop])
+                for r in radii:
+                    out[r][start:stop] = found[r]
         return out
 
 
-@dataclass
-class _UserPool:
-    """A user's pool as last ranked (in this process), and what it was ranked from."""
-
-    signature: tuple[Any, ...] = ()
-    pool: TurnPool | None = None
-
-
-_USER_POOLS: SessionCache[_UserPool] = SessionCache("user pools", max_entries=SESSION_CACHE_ENTRIES)
-
-
-def pooled(
-    store: MemoryStore,
+def embed_missing_steps(
+    source: MemoryStore,
+    space: str,
     namespace: str,
-    user_id: str,
-    blocks: Sequence[SessionBlock],
-    params: RankerParams,
-    kind: str,
-) -> TurnPool:
-    """The pool of a user's ``blocks``, kept per user and ``kind`` of engine.
+    parts: Sequence[tuple[str, TurnIndex, np.ndarray]],
+) -> Steps[int]:
+    """Give the wanted windows of each session's index a vector (read, else embed).
 
-    The pool (and its ranker, built once) is kept while no session's turns change.
+    Args:
+        source: The store.
+        space: The embedder's vector collection.
+        namespace: The namespace.
+        parts: ``(session id, index, wanted positions)`` of each session.
+
+    Returns:
+        How many window vectors were written.
     """
-    signature = tuple(
-        (b.session_id, tuple(t.id for t in b.turns), hash(tuple(t.turn.text for t in b.turns)))
-        for b in blocks
-    )
-    key = (*user_cache_key(store, namespace, user_id), kind)
-    cached = _USER_POOLS.get_or_create(key, _UserPool)
-    if cached.pool is None or cached.signature != signature:
-        cached.pool, cached.signature = TurnPool(blocks, params), signature
-    return cached.pool
+    written = 0
+    for session_id, ix, positions in parts:
+        if len(positions):
+            written += yield from ix.windows.embed_steps(
+                source, space, (namespace, session_id), positions
+            )
+    return written

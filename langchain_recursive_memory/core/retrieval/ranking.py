@@ -39,19 +39,24 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..dates import date_closeness, question_spans
-from .lexical import LexicalIndex
+from .lexical import LexicalIndex, pooled_languages, pooled_term_scores, query_terms
 
 __all__ = [
     "RankedTurn",
     "RankerParams",
     "TurnRanker",
+    "Column",
+    "RankedIndex",
     "adaptive_cut",
+    "best_first",
     "minmax",
+    "rank_of",
     "window_texts",
 ]
 
@@ -111,11 +116,17 @@ class RankerParams:
     date_before_days: int = 2
 
 
-def window_texts(turns: Sequence[RankedTurn], radius: int) -> list[str]:
-    """Each turn's line joined with up to ``radius`` neighbours each side, same event only."""
+def window_texts(
+    turns: Sequence[RankedTurn], radius: int, start: int = 0, stop: int | None = None
+) -> list[str]:
+    """Each turn's line joined with up to ``radius`` neighbours each side, same event only.
+
+    ``start`` and ``stop``: the windows of those positions only (default: every turn's).
+    """
     out = []
     n = len(turns)
-    for i, turn in enumerate(turns):
+    for i in range(start, n if stop is None else stop):
+        turn = turns[i]
         lo, hi = max(0, i - radius), min(n, i + radius + 1)
         out.append(" ".join(turns[j].line for j in range(lo, hi) if turns[j].event == turn.event))
     return out
@@ -161,47 +172,208 @@ def minmax(x: np.ndarray) -> np.ndarray:
     return (x > 0).astype(x.dtype)
 
 
-@dataclass
-class TurnRanker:
-    """Scores every turn of a session for a question (see the module doc).
+def rank_of(
+    values: np.ndarray, positions: Sequence[int], *, positive: bool = True
+) -> list[int | None]:
+    """The 1-based rank of each position by ``values`` (best first, ties: older first).
+
+    None for a position whose value is NaN, or (``positive``) not above 0: unranked.
+    Costs a pass over ``values`` per position asked, not a sort.
+    """
+    out: list[int | None] = []
+    for i in positions:
+        v = values[i]
+        if np.isnan(v) or (positive and not v > 0):
+            out.append(None)
+            continue
+        out.append(int((values > v).sum() + (values[:i] == v).sum()) + 1)
+    return out
+
+
+COLUMN_START = 16
+"""Room a new :class:`Column` has before it first grows."""
+
+
+class Column:
+    """A numpy array that grows and shrinks at its end (amortised appends)."""
+
+    def __init__(self, dtype: Any) -> None:
+        self._data = np.zeros(COLUMN_START, dtype)
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    @property
+    def values(self) -> np.ndarray:
+        """The current values (a view: copy it to keep it past a change)."""
+        return self._data[: self._size]
+
+    def extend(self, values: Sequence[Any]) -> None:
+        """Append values."""
+        need = self._size + len(values)
+        if need > len(self._data):
+            grown = np.zeros(max(need, 2 * len(self._data)), self._data.dtype)
+            grown[: self._size] = self._data[: self._size]
+            self._data = grown
+        self._data[self._size : need] = values
+        self._size = need
+
+    def truncate(self, size: int) -> None:
+        """Drop the values from position ``size`` on."""
+        self._size = min(self._size, max(size, 0))
+
+
+class RankedIndex:
+    """One session's turns as the ranker scores them, kept as turns arrive.
+
+    The lexical indexes (each turn, and each turn's window of ``bm25_radius``
+    neighbours), the speakers and the days of the turns, grown and cut at the end
+    (:meth:`extend`, :meth:`truncate`): a change costs the turns it touches, never the
+    whole session. Not thread-safe (the session index that owns it holds a lock).
 
     Args:
-        turns: The session's turns, oldest first.
-        params: The weights.
-
-    The dense part comes with each question (:meth:`scores`): the query's cosine
-    similarity with every window at each radius (:class:`~.windows.WindowSet`).
+        params: The ranking's weights (``k1``, ``b``, ``bm25_radius``...).
+        turns: The first turns, oldest first.
     """
 
-    turns: Sequence[RankedTurn]
-    params: RankerParams = field(default_factory=RankerParams)
-
-    def __post_init__(self) -> None:
-        p = self.params
-        self._turn_index = LexicalIndex([t.line for t in self.turns], k1=p.k1, b=p.b)
-        self._window_index = (
-            LexicalIndex(window_texts(self.turns, p.bm25_radius), k1=p.k1, b=p.b)
-            if p.w_bm25_window > 0
-            else None
+    def __init__(self, params: RankerParams, turns: Sequence[RankedTurn] = ()) -> None:
+        self.params = params
+        self.turns: list[RankedTurn] = []
+        self.turn_lex = LexicalIndex(k1=params.k1, b=params.b)
+        self.window_lex = (
+            LexicalIndex(k1=params.k1, b=params.b) if params.w_bm25_window > 0 else None
         )
-        self._speakers = list(dict.fromkeys(t.speaker for t in self.turns))
-        self._speaker_of = np.array([t.speaker for t in self.turns], dtype=object)
-        self._dates = [t.date for t in self.turns]
+        self._speaker_code: dict[str, int] = {}
+        self._speaker_count: list[int] = []
+        self.speakers = Column(np.int32)
+        self._day_code: dict[dt.date | None, int] = {}
+        self.day_list: list[dt.date | None] = []
+        self.days = Column(np.int32)
+        self.extend(turns)
+
+    def __len__(self) -> int:
+        return len(self.turns)
+
+    def named_speakers(self) -> list[str]:
+        """The speakers of the turns, in order of first appearance."""
+        return [s for s, c in self._speaker_code.items() if self._speaker_count[c] > 0]
+
+    def extend(self, turns: Sequence[RankedTurn]) -> None:
+        """Append turns (their windows and the windows of the turns before them follow)."""
+        if not turns:
+            return
+        start = len(self.turns)
+        self.turns.extend(turns)
+        self.turn_lex.extend([t.line for t in turns])
+        codes = []
+        for t in turns:
+            code = self._speaker_code.setdefault(t.speaker, len(self._speaker_count))
+            if code == len(self._speaker_count):
+                self._speaker_count.append(0)
+            self._speaker_count[code] += 1
+            codes.append(code)
+        self.speakers.extend(codes)
+        self.days.extend([self._day(t.date) for t in turns])
+        self._rewindow(start)
+
+    def truncate(self, size: int) -> None:
+        """Drop the turns from position ``size`` on."""
+        if size >= len(self.turns):
+            return
+        for code in self.speakers.values[size:]:
+            self._speaker_count[int(code)] -= 1
+        del self.turns[size:]
+        self.turn_lex.truncate(size)
+        self.speakers.truncate(size)
+        self.days.truncate(size)
+        self._rewindow(size)
+
+    def _rewindow(self, changed: int) -> None:
+        """Windows of every position that can see a turn from ``changed`` on, again."""
+        if self.window_lex is None:
+            return
+        radius = self.params.bm25_radius
+        first = max(0, changed - radius)
+        self.window_lex.truncate(first)
+        self.window_lex.extend(window_texts(self.turns, radius, first))
+
+    def _day(self, date: dt.date | None) -> int:
+        code = self._day_code.get(date)
+        if code is None:
+            code = self._day_code[date] = len(self.day_list)
+            self.day_list.append(date)
+        return code
+
+    def nbytes(self) -> int:
+        """About how many bytes the index holds (for cache accounting)."""
+        windows = self.window_lex.nbytes() if self.window_lex is not None else 0
+        return self.turn_lex.nbytes() + windows + len(self.turns) * RANKED_TURN_BYTES
+
+
+RANKED_TURN_BYTES = 400
+"""About what a :class:`RankedTurn` costs in memory beside its text."""
+
+
+class TurnRanker:
+    """Scores the turns of one session (or of several, as one pool) for a question.
+
+    Args:
+        turns: A session's turns, oldest first (one part); or use :meth:`of` for the
+            indexes of several sessions ranked as one pool (windows stay in their session,
+            BM25 statistics are those of the whole pool).
+        params: The weights.
+
+    Positions run over the parts in order. The dense part comes with each question
+    (:meth:`scores`): the query's cosine similarity with every window at each radius.
+    """
+
+    def __init__(
+        self, turns: Sequence[RankedTurn] = (), params: RankerParams | None = None
+    ) -> None:
+        self.params = params or RankerParams()
+        self.parts: list[RankedIndex] = [RankedIndex(self.params, turns)]
+        self._offsets = [0, len(turns)]
+
+    @classmethod
+    def of(cls, parts: Sequence[RankedIndex], params: RankerParams) -> TurnRanker:
+        """A ranker of several sessions' indexes as one pool (they are not copied)."""
+        ranker = cls.__new__(cls)
+        ranker.params = params
+        ranker.parts = list(parts)
+        ranker._offsets = [0, *np.cumsum([len(p) for p in parts]).tolist()]
+        return ranker
+
+    @property
+    def size(self) -> int:
+        """Turns in the pool."""
+        return self._offsets[-1]
+
+    @property
+    def turns(self) -> list[RankedTurn]:
+        """Every turn of the pool, part after part (a new list)."""
+        return [t for part in self.parts for t in part.turns]
+
+    def turn_at(self, position: int) -> RankedTurn:
+        """The turn at a pool position."""
+        part = int(np.searchsorted(self._offsets, position, side="right")) - 1
+        return self.parts[part].turns[position - self._offsets[part]]
 
     def _lexical(self, question: str) -> tuple[np.ndarray, np.ndarray | None]:
         """Raw BM25 of each turn and of its window (None without a window index)."""
-        turn = self._turn_index.term_scores(self._turn_index.query_terms(question))
-        if self._window_index is None:
+        turn_indexes = [p.turn_lex for p in self.parts]
+        terms = query_terms(question, pooled_languages(turn_indexes))
+        turn = pooled_term_scores(turn_indexes, terms)
+        windows = [p.window_lex for p in self.parts if p.window_lex is not None]
+        if len(windows) != len(self.parts):
             return turn, None
-        window = self._window_index.term_scores(self._window_index.query_terms(question))
-        return turn, window
+        terms = query_terms(question, pooled_languages(windows))
+        return turn, pooled_term_scores(windows, terms)
 
-    def lexical_order(self, question: str) -> list[str]:
-        """Turn ids with a positive lexical score, best first."""
+    def lexical_scores(self, question: str) -> np.ndarray:
+        """Raw BM25 of each turn plus that of its window (what its lexical rank follows)."""
         turn, window = self._lexical(question)
-        raw = turn if window is None else turn + window
-        order = np.argsort(-raw, kind="stable")
-        return [self.turns[i].id for i in order if raw[i] > 0]
+        return turn if window is None else turn + window
 
     def scores(
         self,
@@ -221,7 +393,7 @@ class TurnRanker:
                 default: the newest turn's.
         """
         p = self.params
-        if not self.turns:
+        if not self.size:
             return np.zeros(0, np.float32)
         turn, window = self._lexical(question)
         lexical = (1 - p.w_bm25_window) * minmax(turn)
@@ -238,23 +410,31 @@ class TurnRanker:
     def _cues(self, question: str, now: dt.date | None) -> np.ndarray:
         """The speaker cue plus the date cue of each turn."""
         p = self.params
-        cue = np.zeros(len(self.turns), np.float32)
-        named = [
-            s for s in self._speakers if s and re.search(rf"\b{re.escape(s)}\b", question, re.I)
-        ]
+        parts = self.parts
+        speakers = list(dict.fromkeys(s for part in parts for s in part.named_speakers()))
+        named = [s for s in speakers if s and re.search(rf"\b{re.escape(s)}\b", question, re.I)]
+        cue = np.zeros(self.size, np.float32)
         if len(named) == 1 and p.w_speaker:
-            cue += p.w_speaker * (self._speaker_of == named[0]).astype(np.float32)
+            cue += p.w_speaker * np.concatenate(
+                [_speaker_mask(part, named[0]) for part in parts]
+            ).astype(np.float32)
         if not p.w_date:
             return cue
-        known = [d for d in self._dates if d is not None]
-        spans = question_spans(question, now or (max(known) if known else None))
-        if spans:
-            fit: dict[dt.date | None, float] = {}
-            for i, day in enumerate(self._dates):
+        if now is None:
+            known = [d for part in parts for d in part.day_list if d is not None]
+            now = max(known) if known else None
+        spans = question_spans(question, now)
+        if not spans:
+            return cue
+        fit: dict[dt.date | None, float] = {}
+        columns = []
+        for part in parts:
+            for day in part.day_list:
                 if day not in fit:
                     fit[day] = date_closeness(spans, day, p.date_tolerance_days, p.date_before_days)
-                cue[i] += p.w_date * fit[day]
-        return cue
+            table = np.array([fit[day] for day in part.day_list] or [0.0], np.float32)
+            columns.append(table[part.days.values])
+        return cue + p.w_date * np.concatenate(columns)
 
     def cut(self, best_scores: Sequence[float], k: int) -> int:
         """How many of the best turns (``best_scores``, best first) to hand over, at most ``k``.
@@ -270,5 +450,32 @@ class TurnRanker:
     def top(self, question: str, dense: Mapping[int, np.ndarray] | None, k: int) -> list[str]:
         """Return the ids of the ``k`` best turns, best first (ties: older first)."""
         scores = self.scores(question, dense)
-        order = np.argsort(-scores, kind="stable")[:k]
-        return [self.turns[i].id for i in order]
+        return [self.turn_at(int(i)).id for i in best_first(scores, k)]
+
+
+def best_first(scores: np.ndarray, k: int, keep: np.ndarray | None = None) -> list[int]:
+    """The positions of the ``k`` best scores, best first (ties: lower position first).
+
+    ``keep``: a mask of the positions that may be chosen. Costs a partial sort, not a
+    full one, whatever the number of scores.
+    """
+    values = scores if keep is None else np.where(keep, scores, -np.inf)
+    n = len(values)
+    if k <= 0 or n == 0:
+        return []
+    if k < n:
+        threshold = np.partition(values, n - k)[n - k]
+        chosen = np.flatnonzero(values >= threshold)
+    else:
+        chosen = np.arange(n)
+    order = chosen[np.lexsort((chosen, -values[chosen]))][:k]
+    if keep is not None:
+        order = order[keep[order]]
+    return [int(i) for i in order]
+
+
+def _speaker_mask(part: RankedIndex, speaker: str) -> np.ndarray:
+    code = part._speaker_code.get(speaker)
+    if code is None:
+        return np.zeros(len(part), bool)
+    return np.asarray(part.speakers.values == code, bool)

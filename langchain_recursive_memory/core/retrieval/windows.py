@@ -5,23 +5,30 @@ neighbouring turns (``±1`` and ``±2`` turns, never across a segment), not with
 turns: the evidence often sits next to the turn that shares the question's words. Both
 engines use this one code path: the recursive memory embeds the windows of the turns a
 fold archives (when it archives them, not at recall), HiGMem those of the turns it
-indexes; recall reads them by id (cached per process, :mod:`.dense`) and embeds only
-what is missing or stale (a window whose text changed, a session of 0.1.0).
+indexes; a read embeds only what is missing or stale (a window whose text changed, a
+session of 0.1.0).
 
 A window's vector record is ``window_vector_id(session, radius, turn id)`` of kind
 ``window_kind(radius)``, with the hash of the window's text: a window is re-embedded when
 its text changes (a neighbour arrived after it was embedded).
 
+:class:`WindowVectors` belongs to a session's :class:`~.index.TurnIndex` and follows it:
+windows are recomputed only around the turns that changed, and the unit vectors of the
+windows are kept in one matrix per radius, so scoring a question is one matrix product.
+
 Example:
     >>> from langchain_recursive_memory.core.retrieval.ranking import RankedTurn
-    >>> from langchain_recursive_memory.core.retrieval.windows import WindowSet
+    >>> from langchain_recursive_memory.core.retrieval.windows import WindowVectors
     >>> turns = [RankedTurn("a", "Ada", "hi", "s1"), RankedTurn("b", "Bob", "hello", "s1")]
-    >>> WindowSet("skey", turns, (1,)).texts[1]
+    >>> windows = WindowVectors("skey", (1,))
+    >>> windows.follow(turns, 0)
+    >>> windows.texts[1]
     ['Ada: hi Bob: hello', 'Ada: hi Bob: hello']
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -29,35 +36,101 @@ import numpy as np
 from ..runtime.effects import Steps, embed_documents, store_call
 from ..storage import MemoryStore, VectorRecord, text_hash
 from ..storage.keys import window_kind, window_vector_id
-from .dense import Candidate, remember_vectors, unit, vectors_steps
-from .ranking import RankedTurn, window_texts
+from .dense import Candidate, unit
+from .ranking import COLUMN_START, Column, RankedTurn, window_texts
 
-__all__ = ["WindowSet"]
+__all__ = ["WINDOW_BYTES", "WindowVectors"]
+
+WINDOW_BYTES = 250
+"""About what a window costs in memory beside its text (its record id, hash, flags)."""
 
 
-class WindowSet:
+class _Radius:
+    """The windows of one radius: texts, vector records and unit vectors, by position."""
+
+    def __init__(self) -> None:
+        self.text_bytes = 0
+        self.texts: list[str] = []
+        self.candidates: list[Candidate] = []
+        self.have = Column(np.bool_)
+        self.matrix: np.ndarray | None = None
+
+    def set_rows(self, rows: Sequence[int], vectors: Sequence[np.ndarray]) -> None:
+        dim = len(vectors[0])
+        if self.matrix is None or self.matrix.shape[1] != dim:
+            self.matrix = np.zeros((max(COLUMN_START, len(self.texts)), dim), np.float32)
+            self.have.values[:] = False
+        if len(self.matrix) < len(self.texts):
+            grown = np.zeros((max(len(self.texts), 2 * len(self.matrix)), dim), np.float32)
+            grown[: len(self.matrix)] = self.matrix
+            self.matrix = grown
+        for row, vec in zip(rows, vectors, strict=True):
+            self.matrix[row] = vec
+            self.have.values[row] = True
+
+
+class WindowVectors:
     """The windows of a session's ranked turns at each radius, and their vectors.
 
     Args:
         skey: The session's key (record ids embed it).
-        ranked: The session's turns as ranked, oldest first.
         radii: The window radii (``RankerParams.dense_radii``).
+        lock: The lock of the index it belongs to (changes and reads hold it).
     """
 
-    def __init__(self, skey: str, ranked: Sequence[RankedTurn], radii: Sequence[int]) -> None:
-        self.ranked = list(ranked)
+    def __init__(
+        self, skey: str, radii: Sequence[int], lock: threading.RLock | None = None
+    ) -> None:
+        self.skey = skey
+        self.lock = lock or threading.RLock()
         self.radii = tuple(radii)
-        self.texts = {r: window_texts(self.ranked, r) for r in self.radii}
-        self.candidates = {
-            r: [
-                Candidate(window_vector_id(skey, r, t.id), window_kind(r), t.id, text_hash(text))
-                for t, text in zip(self.ranked, self.texts[r], strict=True)
-            ]
-            for r in self.radii
-        }
-        # (radius, positions) -> the positions with a vector and their stacked unit vectors,
-        # kept once every vector read was current.
-        self._stacked: dict[tuple[int, tuple[int, ...]], tuple[list[int], np.ndarray]] = {}
+        self._space: str | None = None
+        self._by_radius = {r: _Radius() for r in self.radii}
+        self._turns: Sequence[RankedTurn] = []
+
+    @property
+    def texts(self) -> dict[int, list[str]]:
+        """The window texts of each radius, by position."""
+        return {r: w.texts for r, w in self._by_radius.items()}
+
+    def nbytes(self) -> int:
+        """About how many bytes the windows and their vectors hold."""
+        out = 0
+        for w in self._by_radius.values():
+            out += w.text_bytes + len(w.texts) * WINDOW_BYTES
+            out += w.matrix.nbytes if w.matrix is not None else 0
+        return out
+
+    def follow(self, turns: Sequence[RankedTurn], changed: int) -> None:
+        """Recompute the windows that can see a turn from position ``changed`` on.
+
+        A window whose text did not change keeps its vector.
+        """
+        self._turns = turns
+        for r, w in self._by_radius.items():
+            first = max(0, changed - r)
+            old = w.texts[first:]
+            old_have = w.have.values[first:].copy()
+            texts = window_texts(turns, r, first)
+            w.text_bytes += sum(map(len, texts)) - sum(map(len, old))
+            del w.texts[first:], w.candidates[first:]
+            w.have.truncate(first)
+            w.texts.extend(texts)
+            w.candidates.extend(
+                Candidate(
+                    window_vector_id(self.skey, r, turns[i].id),
+                    window_kind(r),
+                    turns[i].id,
+                    text_hash(text),
+                )
+                for i, text in enumerate(texts, start=first)
+            )
+            w.have.extend(
+                [
+                    j < len(old) and old[j] == text and bool(old_have[j])
+                    for j, text in enumerate(texts)
+                ]
+            )
 
     def settled(self) -> list[int]:
         """Positions whose windows can no longer change as turns are added.
@@ -67,44 +140,102 @@ class WindowSet:
         ``radius`` later turns of the same one, settle it.
         """
         reach = max(self.radii, default=0)
-        out = []
-        for i, turn in enumerate(self.ranked):
-            later = self.ranked[i + 1 : i + 1 + reach]
-            if len(later) == reach or any(t.event != turn.event for t in later):
+        turns = self._turns
+        n = len(turns)
+        out = list(range(max(0, n - reach)))
+        for i in range(max(0, n - reach), n):
+            later = turns[i + 1 : i + 1 + reach]
+            if len(later) == reach or any(t.event != turns[i].event for t in later):
                 out.append(i)
         return out
 
-    def _wanted(self, positions: Sequence[int]) -> list[tuple[int, int, Candidate]]:
-        return [
-            (r, i, self.candidates[r][i])
-            for r in self.radii
-            for i in positions
-            if self.ranked[i].text.strip()
-        ]
+    def _use_space(self, space: str) -> None:
+        if space != self._space:
+            self._space = space
+            for w in self._by_radius.values():
+                w.have.values[:] = False
+                w.matrix = None
+
+    def _missing(self, positions: Sequence[int] | np.ndarray) -> list[tuple[int, int, Candidate]]:
+        wanted = np.asarray(positions, np.int64)
+        out = []
+        for r, w in self._by_radius.items():
+            for i in wanted[~w.have.values[wanted]].tolist():
+                out.append((r, i, w.candidates[i]))
+        return out
 
     def embed_steps(
-        self, source: MemoryStore, space: str, scope: tuple[str, str], positions: Sequence[int]
+        self,
+        source: MemoryStore,
+        space: str,
+        scope: tuple[str, str],
+        positions: Sequence[int] | np.ndarray,
     ) -> Steps[int]:
-        """Embed the windows of the turns at ``positions`` that have no current vector.
+        """Make the windows at ``positions`` have a current vector (read, else embed).
+
+        Vectors already stored (by a fold, HiGMem's index, another process) are read by
+        id; windows with none, or with one of another text, are embedded and written.
+        The lock is held only between store calls, never across one.
 
         Returns:
             How many window vectors were written.
         """
-        wanted = self._wanted(positions)
-        have = yield from vectors_steps(source, space, scope, [c for _, _, c in wanted])
-        missing = [(r, i, c) for r, i, c in wanted if not have.get(c.record_id, (None, False))[1]]
+        with self.lock:
+            self._use_space(space)
+            missing = self._missing(positions)
         if not missing:
             return 0
-        vectors = yield from embed_documents([self.texts[r][i] for r, i, _ in missing])
-        records = [
-            VectorRecord(c.record_id, c.kind, c.ref, v, c.text_hash)
-            for (_, _, c), v in zip(missing, vectors, strict=True)
-        ]
         namespace, session_id = scope
-        yield from store_call(source.add_vectors, space, namespace, session_id, records)
-        remember_vectors(source, space, scope, [(r.id, r.text_hash, r.vector) for r in records])
-        self._stacked.clear()
-        return len(records)
+        ids = [c.record_id for _, _, c in missing]
+        records = yield from store_call(source.vectors_by_ids, space, namespace, session_id, ids)
+        stored = {rec.id: rec for rec in records}
+        still: list[tuple[int, int, Candidate]] = []
+        found: list[tuple[int, int, Candidate, np.ndarray]] = []
+        for r, i, cand in missing:
+            rec = stored.get(cand.record_id)
+            vec = unit(rec.vector) if rec is not None and rec.text_hash == cand.text_hash else None
+            if vec is None:
+                still.append((r, i, cand))
+            else:
+                found.append((r, i, cand, vec))
+        self._apply(space, found)
+        if not still:
+            return 0
+        vectors = yield from embed_documents([self._by_radius[r].texts[i] for r, i, _ in still])
+        new = [
+            VectorRecord(c.record_id, c.kind, c.ref, v, c.text_hash)
+            for (_, _, c), v in zip(still, vectors, strict=True)
+        ]
+        yield from store_call(source.add_vectors, space, namespace, session_id, new)
+        units = [(r, i, c, unit(v)) for (r, i, c), v in zip(still, vectors, strict=True)]
+        self._apply(space, [(r, i, c, v) for r, i, c, v in units if v is not None])
+        return len(new)
+
+    def _apply(self, space: str, found: Sequence[tuple[int, int, Candidate, np.ndarray]]) -> None:
+        """Keep vectors read or embedded, where the window is still the one they are of."""
+        with self.lock:
+            if space != self._space:
+                return
+            for r, i, cand, vec in found:
+                w = self._by_radius[r]
+                if i < len(w.candidates) and w.candidates[i] == cand:
+                    w.set_rows([i], [vec])
+
+    def similarity(self, query: np.ndarray, wanted: np.ndarray) -> dict[int, np.ndarray]:
+        """Cosine similarity of a unit query with each window, per radius.
+
+        NaN where a window has no current vector, or its position is not ``wanted`` (a
+        boolean mask over the positions).
+        """
+        n = len(self._turns)
+        out = {}
+        for r, w in self._by_radius.items():
+            sims = np.full(n, np.nan, np.float32)
+            if w.matrix is not None and w.matrix.shape[1] == query.shape[0] and n:
+                rows = w.have.values & wanted
+                sims = np.where(rows, w.matrix[:n] @ query, np.nan).astype(np.float32)
+            out[r] = sims
+        return out
 
     def similarity_steps(
         self,
@@ -112,43 +243,17 @@ class WindowSet:
         space: str,
         scope: tuple[str, str],
         query_vector: Sequence[float],
-        positions: Sequence[int],
+        wanted: np.ndarray,
     ) -> Steps[dict[int, np.ndarray]]:
-        """Cosine similarity of the query with each window, per radius (NaN where none).
+        """:meth:`similarity`, after giving every ``wanted`` window a vector (embedding).
 
-        Only the turns at ``positions`` are scored (the others are NaN); windows without a
-        vector are embedded first (see :meth:`embed_steps`).
+        Raises:
+            EmbeddingError: When a missing window could not be embedded.
+            StoreError: When Chroma failed.
         """
-        n = len(self.ranked)
         query = unit(query_vector)
-        out = {r: np.full(n, np.nan, np.float32) for r in self.radii}
-        if query is None or not positions:
-            return out
-        key = tuple(positions)
-        if all((r, key) in self._stacked for r in self.radii):
-            for r in self.radii:
-                rows, matrix = self._stacked[(r, key)]
-                if rows and matrix.shape[1] == query.shape[0]:
-                    out[r][rows] = matrix @ query
-            return out
-        yield from self.embed_steps(source, space, scope, positions)
-        wanted = self._wanted(positions)
-        have = yield from vectors_steps(source, space, scope, [c for _, _, c in wanted])
-        current = all(have.get(c.record_id, (None, False))[1] for _, _, c in wanted)
-        for r in self.radii:
-            found = [
-                (i, have[c.record_id][0])
-                for rr, i, c in wanted
-                if rr == r and c.record_id in have and have[c.record_id][0].shape == query.shape
-            ]
-            rows = [i for i, _ in found]
-            matrix = (
-                np.stack([vec for _, vec in found])
-                if found
-                else np.zeros((0, query.shape[0]), np.float32)
-            )
-            if rows:
-                out[r][rows] = matrix @ query
-            if current:
-                self._stacked[(r, key)] = (rows, matrix)
-        return out
+        n = len(self._turns)
+        if query is None:
+            return {r: np.full(n, np.nan, np.float32) for r in self.radii}
+        yield from self.embed_steps(source, space, scope, np.flatnonzero(wanted))
+        return self.similarity(query, wanted)

@@ -265,6 +265,11 @@ def turn_node_id(skey: str, turn_id: str) -> str:
     return f"{skey}:n:{turn_id}"
 
 
+def head_record_id(skey: str) -> str:
+    """Return the id of a session's HiGMem index head (its nodes' collection)."""
+    return f"{skey}:head"
+
+
 def event_record_id(skey: str, event_id: str) -> str:
     """Return the id of a HiGMem event node."""
     return f"{skey}:e:{event_id}"

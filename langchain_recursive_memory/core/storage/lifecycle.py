@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from ..cache import drop_cached
+from ..cache import StoreCaches
 from ..errors import ConfigurationError
 from .facts import FactTable
 from .keys import EVENT_KIND, Scope, UserScope, kinds_filter
@@ -42,6 +42,7 @@ def _finite(value: object) -> bool:
 class SessionLifecycle(UserStore):
     """Whole-session and whole-user operations of :class:`~.store.MemoryStore` (its base)."""
 
+    caches: StoreCaches
     _turn_log: TurnLog
     _sessions: SessionList
     _summary_log: SummaryLog
@@ -146,6 +147,7 @@ class SessionLifecycle(UserStore):
         self._vector_spaces.clear(scope)
         self._sessions.clear(scope)  # last: a session stays listed until all else is gone
         self._forget_user_of(scope.namespace, scope.session_id)
+        self.caches.drop(scope.namespace, [scope.session_id])  # nothing deleted stays cached
         owner = UserScope.of(scope.namespace, user) if user is not None else None
         if owner is not None and not self._sessions.of_user(owner):
             self._delete_user_own(owner)  # its last session is gone: so is the user
@@ -227,5 +229,5 @@ class SessionLifecycle(UserStore):
             self._turn_log.clear(scope)
             self._clear_derived(scope, None)
         self._delete_user(user)
-        drop_cached(self, namespace, sessions, user_id)
+        self.caches.drop(namespace, sessions, user_id)
         return sessions

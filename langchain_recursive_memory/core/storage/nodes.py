@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 from ..events import Event, TurnNote
-from .keys import Scope, event_record_id, turn_node_id
+from .keys import Scope, event_record_id, head_record_id, turn_node_id
 from .repository import Repository, decoded
 
-__all__ = ["EventNodes", "TurnNodes"]
+__all__ = ["HEAD_KIND", "EventNodes", "TurnNodes"]
+
+HEAD_KIND = "head"
+"""The ``kind`` of a session's head record in the turn nodes' collection."""
 
 N = TypeVar("N", TurnNote, Event)
 
@@ -35,14 +39,51 @@ class _Nodes(Repository, Generic[N]):
     def get(self, scope: Scope) -> list[N]:
         """Return the session's nodes (in no particular order)."""
         rows = self.read(f"read {self.label}", scope, where=scope.where)
-        return decoded(self.label, rows, lambda r: self._decode(*r))
+        nodes = [r for r in rows if r[1].get("kind") != HEAD_KIND]
+        return decoded(self.label, nodes, lambda r: self._decode(*r))
 
 
 class TurnNodes(_Nodes[TurnNote]):
-    """The ``{prefix}_hg_turns`` collection: one annotation per logged turn."""
+    """The ``{prefix}_hg_turns`` collection: one annotation per logged turn.
+
+    Beside the nodes, one *head* record per session carries a token that changes with
+    every write of nodes: a process that finds the token it last wrote or read knows
+    that no other process has indexed the session since (:meth:`head`).
+    """
 
     name = "hg_turns"
     label = "turn nodes"
+
+    def put_with_head(self, scope: Scope, nodes: Sequence[TurnNote], token: str | None) -> None:
+        """Write nodes and (unless ``token`` is None) set the session's head token: one request."""
+        if token is None:
+            self.put(scope, nodes)
+            return
+        ids = [self._record_id(scope.key, n) for n in nodes] + [head_record_id(scope.key)]
+        docs = [self._document(n) for n in nodes] + [""]
+        metas = [n.to_metadata() for n in nodes] + [{"kind": HEAD_KIND, "token": token}]
+        self.upsert(f"write {self.label}", scope, ids, docs, metas)
+
+    def head(self, scope: Scope) -> str | None:
+        """The session's head token (None: no node written since the session began)."""
+        meta = self.fields("read the index head", scope, head_record_id(scope.key))
+        return str(meta["token"]) if meta is not None and "token" in meta else None
+
+    def heads(self, scopes: Sequence[Scope]) -> dict[str, str | None]:
+        """The head tokens of several sessions in one read (session key -> token)."""
+        by_id = {head_record_id(s.key): s for s in scopes}
+        out: dict[str, str | None] = {s.key: None for s in scopes}
+        if not by_id:
+            return out
+        got = self.chroma.call(
+            "read the index heads",
+            partial(self.collection.get, ids=list(by_id), include=["metadatas"]),
+        )
+        for record_id, meta in zip(got["ids"], got["metadatas"] or [], strict=True):
+            scope = by_id.get(record_id)
+            if scope is not None and scope.owns(meta) and "token" in meta:
+                out[scope.key] = str(meta["token"])
+        return out
 
     def _record_id(self, skey: str, node: TurnNote) -> str:
         return turn_node_id(skey, node.turn_id)

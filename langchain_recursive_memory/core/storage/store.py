@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ..cache import CacheLimits, StoreCaches
 from ..errors import ConfigurationError, InvalidInputError
 from ..events import Event, TurnNote
 from ..facts import Fact, merge_fact
@@ -31,7 +32,6 @@ from .keys import (
 from .lifecycle import SessionLifecycle
 from .nodes import EventNodes, TurnNodes
 from .records import SessionState, StoredTurn, Summary, VectorRecord
-from .repository import Repository
 from .sessions import SessionList
 from .summaries import SummaryLog
 from .turns import TurnLog
@@ -65,11 +65,15 @@ class MemoryStore(SessionLifecycle):
         prefix: Collection name prefix (letters, digits, ``.``, ``_``, ``-``).
         http_timeout: Seconds any one HTTP request to a Chroma server may take.
         retry: How transient network failures are retried.
+        cache: How much this store's caches keep (:class:`~..cache.CacheLimits`: 256
+            sessions and 256 MiB by default).
 
     Attributes:
         client: The chromadb client.
         prefix: The collection name prefix.
         identity: A string naming the database (path or server address).
+        caches: What the engines keep between calls, for this store only
+            (:class:`~..cache.StoreCaches`).
 
     Raises:
         ConfigurationError: For a bad prefix or timeout.
@@ -83,6 +87,7 @@ class MemoryStore(SessionLifecycle):
         prefix: str = "lrm",
         http_timeout: float = 30.0,
         retry: RetryPolicy | None = None,
+        cache: CacheLimits | None = None,
     ) -> None:
         validate_prefix(prefix)
         if http_timeout <= 0:
@@ -92,6 +97,7 @@ class MemoryStore(SessionLifecycle):
         self.client = client
         self.prefix = prefix
         self.identity = chroma_client.client_identity(client)
+        self.caches = StoreCaches(cache)
         self._chroma = StoreClient(client, retry)
         self._turn_log = TurnLog(self._chroma, prefix)
         self._sessions = SessionList(self._chroma, prefix)
@@ -213,20 +219,6 @@ class MemoryStore(SessionLifecycle):
         """Return the session's turns with the given ids, oldest first (missing ids skipped)."""
         return self._turn_log.by_ids(Scope.of(namespace, session_id), turn_ids)
 
-    def record_ids(self, collection: str, namespace: str, session_id: str) -> list[str]:
-        """Return the record ids of the session in one collection (cheap: no documents).
-
-        ``collection`` is ``"turns"``, ``"hg_turns"``, ``"hg_events"`` or ``"facts"``.
-        """
-        scope = Scope.of(namespace, session_id)
-        repos: dict[str, Repository] = {
-            r.name: r for r in (self._turn_log, self._notes, self._events, self._facts)
-        }
-        repo = repos.get(collection)
-        if repo is None:
-            raise InvalidInputError.for_value("collection", collection, "unknown collection")
-        return repo.record_ids(scope)
-
     def count_turns(self, namespace: str, session_id: str) -> int:
         """Return how many turns the session's log holds."""
         return self._turn_log.count(Scope.of(namespace, session_id))
@@ -258,6 +250,20 @@ class MemoryStore(SessionLifecycle):
         turns = tuple(t for t in unfolded if t.id not in named)
         repair = tuple(t.id for t in unfolded if t.id in named)
         return SessionState(versions[-1] if versions else None, turns, repair)
+
+    def summaries_since(self, namespace: str, known: Mapping[str, int]) -> dict[str, list[Summary]]:
+        """Each session's versions above the one known (session id -> version), in one read."""
+        scopes = {sid: Scope.of(namespace, sid) for sid in known}
+        found = self._summary_log.since({s.key: (s, known[sid]) for sid, s in scopes.items()})
+        return {sid: found[s.key] for sid, s in scopes.items()}
+
+    def unfolded_turns(
+        self, namespace: str, session_ids: Sequence[str]
+    ) -> dict[str, list[StoredTurn]]:
+        """The unfolded turns of several sessions, in one read (session id -> oldest first)."""
+        scopes = {sid: Scope.of(namespace, sid) for sid in dict.fromkeys(session_ids)}
+        found = self._turn_log.unfolded_of(list(scopes.values()))
+        return {sid: found[s.key] for sid, s in scopes.items()}
 
     def settle(self, state: SessionState) -> SessionState:
         """Move turns that landed late after the turns the summary folded; return the state.
@@ -442,9 +448,21 @@ class MemoryStore(SessionLifecycle):
         col = self._vector_spaces.collection(space)
         return int(self._chroma.call("count vectors", col.count))
 
-    def put_notes(self, namespace: str, session_id: str, notes: Sequence[TurnNote]) -> None:
-        """Write (or overwrite) turn nodes."""
-        self._notes.put(self._scope(namespace, session_id), notes)
+    def put_notes(
+        self, namespace: str, session_id: str, notes: Sequence[TurnNote], head: str | None = None
+    ) -> None:
+        """Write (or overwrite) turn nodes; with ``head``, set the index head token too."""
+        self._notes.put_with_head(self._scope(namespace, session_id), notes, head)
+
+    def index_heads(self, namespace: str, session_ids: Sequence[str]) -> dict[str, str | None]:
+        """Each session's HiGMem index head token (None: none), in one read."""
+        scopes = {sid: Scope.of(namespace, sid) for sid in dict.fromkeys(session_ids)}
+        found = self._notes.heads(list(scopes.values()))
+        return {sid: found[s.key] for sid, s in scopes.items()}
+
+    def close_turns(self, namespace: str, session_id: str, turn_ids: Sequence[str]) -> None:
+        """Mark turns as absorbed by HiGMem's index: they leave :meth:`unfolded_turns`."""
+        self._turn_log.flag_folded(Scope.of(namespace, session_id), dict.fromkeys(turn_ids))
 
     def get_notes(self, namespace: str, session_id: str) -> list[TurnNote]:
         """Return the session's turn nodes (in no particular order)."""

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
+from ..errors import InvalidInputError
 from .client import StoreClient
 from .keys import AnyScope, Scope, fold_lease_id, session_key, summary_hint_id, summary_version_id
 from .records import Summary
@@ -72,6 +73,15 @@ def summary_from_record(doc: str, meta: Mapping[str, Any]) -> Summary:
         last_seq=int(meta.get("last_seq", 0)),
         passed_ids=tuple(json.loads(str(meta.get("passed", "[]")))),
     )
+
+
+def _owned(known: Mapping[str, tuple[Scope, int]], meta: Mapping[str, Any]) -> bool:
+    """Whether a record belongs to one of the ``known`` sessions."""
+    try:
+        entry = known.get(session_key(str(meta["ns"]), str(meta["sid"])))
+    except (KeyError, InvalidInputError):
+        return False
+    return entry is not None and entry[0].owns(meta)
 
 
 class SummaryLog(Repository):
@@ -139,6 +149,41 @@ class SummaryLog(Repository):
             self._on_cleared(scope.key)
             return self.recent(scope, 0)
         return versions
+
+    def since(self, known: Mapping[str, tuple[Scope, int]]) -> dict[str, list[Summary]]:
+        """The versions above a known one of several sessions, oldest first, by id.
+
+        One request per page of versions for all the sessions together (usually one).
+
+        Args:
+            known: Session key -> ``(scope, version known)``.
+        """
+        out: dict[str, list[Summary]] = {key: [] for key in known}
+        first = {key: version + 1 for key, (_, version) in known.items()}
+        while first:
+            ids = [
+                summary_version_id(key, v)
+                for key, start in first.items()
+                for v in range(start, start + _PAGE)
+            ]
+            got = self.chroma.call(
+                "read summaries",
+                partial(self.collection.get, ids=ids, include=["documents", "metadatas"]),
+            )
+            rows = [
+                (d or "", m)
+                for d, m in zip(got["documents"] or [], got["metadatas"] or [], strict=True)
+                if m.get("kind") == "version" and _owned(known, m)
+            ]
+            counts: dict[str, int] = {}
+            for summary in decoded("summary", rows, _summary_of_row):
+                key = session_key(summary.namespace, summary.session_id)
+                out[key].append(summary)
+                counts[key] = counts.get(key, 0) + 1
+            first = {key: first[key] + _PAGE for key, n in counts.items() if n == _PAGE}
+        for versions in out.values():
+            versions.sort(key=lambda s: s.version)
+        return out
 
     def latest(self, scope: Scope) -> Summary | None:
         """Return the session's latest version, or None."""

@@ -233,16 +233,18 @@ class TurnLog(Repository):
                 ),
             )
 
-    def flag_folded(self, scope: Scope, versions: Mapping[str, int]) -> None:
-        """Mark turns as folded, each into the summary version it maps to."""
+    def flag_folded(self, scope: Scope, versions: Mapping[str, int | None]) -> None:
+        """Mark turns as absorbed: folded into a summary version, or (None) HiGMem-indexed."""
         if not versions:
             return
+        closed = open_key(scope.key, False)
         self.chroma.call(
-            "flag folded turns",
+            "flag absorbed turns",
             lambda: self.collection.update(
                 ids=[turn_record_id(scope.key, t) for t in versions],
                 metadatas=[
-                    {"folded": v, "open": open_key(scope.key, False)} for v in versions.values()
+                    {"open": closed} if v is None else {"folded": v, "open": closed}
+                    for v in versions.values()
                 ],
             ),
         )
@@ -253,6 +255,28 @@ class TurnLog(Repository):
         """Return the turns no summary version has flagged, oldest first."""
         out = self._where(scope, open_filter(scope.key))
         self._observe_seq(scope.key, out)
+        return out
+
+    def unfolded_of(self, scopes: Sequence[Scope]) -> dict[str, list[StoredTurn]]:
+        """The unfolded turns of several sessions in one read: session key -> oldest first."""
+        by_key = {scope.key: scope for scope in scopes}
+        out: dict[str, list[StoredTurn]] = {key: [] for key in by_key}
+        if not by_key:
+            return out
+        where = {"open": {"$in": [open_key(key, True) for key in by_key]}}
+        got = self.chroma.call(
+            "read unfolded turns",
+            partial(self.collection.get, where=where, include=["documents", "metadatas"]),
+        )
+        rows: dict[str, list[tuple[str, Mapping[str, Any]]]] = {key: [] for key in by_key}
+        for doc, meta in zip(got["documents"] or [], got["metadatas"] or [], strict=True):
+            key = str(meta.get("open", ""))[: -len(":1")]
+            scope = by_key.get(key)
+            if scope is not None and scope.owns(meta):
+                rows[key].append((doc or "", meta))
+        for key, found in rows.items():
+            out[key] = _oldest_first(decoded("turn", found, _turn_of_row))
+            self._observe_seq(key, out[key])
         return out
 
     def log(self, scope: Scope) -> list[StoredTurn]:

@@ -8,7 +8,7 @@ process that caches them knows when to read them again.
 A user's facts are the user's own records (:class:`~.keys.UserScope`): one per fact key,
 merged across sessions by :func:`~..facts.merge_user_fact` (the newest statement wins, by
 when it was said). Which user a session belongs to is read once per process and session
-and kept (:data:`~..cache.HEALTH_CACHE_ENTRIES` sessions); a session's user never changes
+and kept in the store's caches; a session's user never changes
 once recorded, so another process can see it stale only when the session was cleared and
 reused by another user, or read here as having no user before another process joined it to
 one (what this process then writes there stays the session's; ``forget_user`` still
@@ -16,7 +16,7 @@ deletes it with the session). A memory given a user records it again at every wr
 a session cleared or forgotten through another handle of this process stays the user's.
 
 The read-merge-write of a user's facts is serialised: within a process by a lock per user
-(:data:`USER_LOCKS` stripes), across processes by a lease on the user's key (the fold
+(:data:`~..cache.USER_LOCKS` stripes), across processes by a lease on the user's key (the fold
 lease's mechanism, :data:`USER_LEASE_PERIOD`); a fold that cannot get it within
 :data:`USER_LEASE_WAIT` fails and is retried later, its messages kept.
 
@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ..cache import HEALTH_CACHE_ENTRIES, SessionCache, session_cache_key, user_cache_key
+from ..cache import StoreCaches, session_cache_key, user_cache_key
 from ..errors import ConfigurationError, StoreError
 from ..facts import Fact, merge_user_fact, without_session
 from .facts import FactTable
@@ -69,9 +69,6 @@ class _Known:
     recorded: bool = True
 
 
-USER_LOCKS = 64
-"""Locks that serialise the read-merge-write of users' facts in a process (striped by user)."""
-_USER_LOCKS = [threading.Lock() for _ in range(USER_LOCKS)]
 USER_LEASE_PERIOD = 10.0
 """Seconds of a user's merge lease period (a holder that dies blocks for at most two)."""
 USER_LEASE_WAIT = 3 * USER_LEASE_PERIOD
@@ -80,15 +77,10 @@ USER_LEASE_WAIT = 3 * USER_LEASE_PERIOD
 _LEASE_POLL = 0.05
 
 
-def _user_lock(store: Any, user: UserScope) -> threading.Lock:
+def _user_lock(caches: StoreCaches, user: UserScope) -> threading.Lock:
     """The lock of ``user``'s facts in this process (users may share one: it only waits)."""
-    key = user_cache_key(store, user.namespace, user.user_id)
-    return _USER_LOCKS[hash(key) % USER_LOCKS]
-
-
-_SESSION_USERS: SessionCache[_Known] = SessionCache(
-    "session users", max_entries=HEALTH_CACHE_ENTRIES
-)
+    locks = caches.user_locks
+    return locks[hash(user_cache_key(user.namespace, user.user_id)) % len(locks)]
 
 
 class UserList(ListRepository):
@@ -136,6 +128,7 @@ class UserStore:
     """
 
     identity: str
+    caches: StoreCaches
     prefix: str
     _sessions: SessionList
     _users: UserList
@@ -146,15 +139,16 @@ class UserStore:
     # -- which user a session belongs to ---------------------------------------------------
 
     def _known(self, namespace: str, session_id: str) -> _Known | None:
-        return _SESSION_USERS.get(session_cache_key(self, namespace, session_id))
+        known: _Known | None = self.caches.users.get(session_cache_key(namespace, session_id))
+        return known
 
     def _remember_user(
         self, namespace: str, session_id: str, user: str | None, recorded: bool = True
     ) -> None:
-        _SESSION_USERS.put(session_cache_key(self, namespace, session_id), _Known(user, recorded))
+        self.caches.users.put(session_cache_key(namespace, session_id), _Known(user, recorded))
 
     def _forget_user_of(self, namespace: str, session_id: str) -> None:
-        _SESSION_USERS.pop(session_cache_key(self, namespace, session_id))
+        self.caches.users.pop(session_cache_key(namespace, session_id))
 
     def _scope(self, namespace: str, session_id: str) -> Scope:
         """The session's scope, with its user when this process knows it (no I/O)."""
@@ -245,7 +239,7 @@ class UserStore:
         Raises:
             StoreError: When another process held it for :data:`USER_LEASE_WAIT` seconds.
         """
-        with _user_lock(self, user):
+        with _user_lock(self.caches, user):
             holder = uuid.uuid4().hex
             deadline = time.monotonic() + USER_LEASE_WAIT
             log = self._summary_log
