@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
-from ..cache import HEALTH_CACHE_ENTRIES
+from ..cache import HEALTH_CACHE_ENTRIES, SessionCache
 from .client import StoreClient
 from .keys import AnyScope, collection_name, namespace_filter
 
@@ -197,11 +197,13 @@ class ListRepository(Repository):
 
     def __init__(self, chroma: StoreClient, prefix: str) -> None:
         super().__init__(chroma, prefix)
-        self._registered: set[str] = set()
+        self._registered: SessionCache[bool] = SessionCache(
+            "registered", max_entries=HEALTH_CACHE_ENTRIES
+        )
 
     def add_once(self, scope: AnyScope, document: str, meta: Mapping[str, Any]) -> None:
         """Insert the owner's record unless this process (or anyone before) added it."""
-        if scope.key in self._registered:
+        if self._registered.get(scope.key):
             return
         self.chroma.call(
             f"register the {self.label[:-1]}",
@@ -213,11 +215,11 @@ class ListRepository(Repository):
                 embeddings=placeholders(1),
             ),
         )
-        self._registered.add(scope.key)
+        self._registered.put(scope.key, True)
 
     def forget(self, key: str) -> None:
         """Forget that the owner's record was registered (it was deleted)."""
-        self._registered.discard(key)
+        self._registered.pop(key)
 
     def marker(self, scope: AnyScope, key: str) -> str | None:
         """A rebuild marker of the owner's record (see :func:`~.keys.rebuild_key`)."""

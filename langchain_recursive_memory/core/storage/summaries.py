@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
+from ..cache import HEALTH_CACHE_ENTRIES, SessionCache
 from ..errors import InvalidInputError
 from .client import StoreClient
 from .keys import AnyScope, Scope, fold_lease_id, session_key, summary_hint_id, summary_version_id
@@ -100,7 +101,7 @@ class SummaryLog(Repository):
     def __init__(self, chroma: StoreClient, prefix: str, on_cleared: Callable[[str], None]) -> None:
         super().__init__(chroma, prefix)
         self._on_cleared = on_cleared
-        self._hints: dict[str, int] = {}
+        self._hints: SessionCache[int] = SessionCache("hints", max_entries=HEALTH_CACHE_ENTRIES)
 
     def hint(self, scope: Scope) -> int:
         """Return the version the session's ``current`` record points at (0: none)."""
@@ -116,7 +117,7 @@ class SummaryLog(Repository):
             owned = [m for m in got["metadatas"] or [] if scope.owns(m)]
             for version in decoded("summary hint", owned, lambda m: int(m["version"])):
                 hint = version
-            self._hints[scope.key] = hint
+            self._hints.put(scope.key, hint)
         return hint
 
     def recent(self, scope: Scope, hint: int | None = None) -> list[Summary]:
@@ -142,10 +143,10 @@ class SummaryLog(Repository):
         versions.sort(key=lambda s: s.version)
         if len(versions) > _PAGE:
             # Others have been folding: refresh the hint from the current record.
-            self._hints.pop(scope.key, None)
+            self._hints.pop(scope.key)
         if not versions and hint > 0:
             # The session was cleared (maybe by another store object): forget the hint.
-            self._hints.pop(scope.key, None)
+            self._hints.pop(scope.key)
             self._on_cleared(scope.key)
             return self.recent(scope, 0)
         return versions
@@ -221,7 +222,7 @@ class SummaryLog(Repository):
         )
         metas = got["metadatas"] or []
         if not metas or metas[0].get("fold_id") != new.fold_id:
-            self._hints.pop(scope.key, None)
+            self._hints.pop(scope.key)
             return False
         return True
 
@@ -237,7 +238,7 @@ class SummaryLog(Repository):
                 embeddings=placeholders(1),
             ),
         )
-        self._hints[scope.key] = new.version
+        self._hints.put(scope.key, new.version)
 
     # -- the fold lease ------------------------------------------------------------------
 
@@ -293,4 +294,4 @@ class SummaryLog(Repository):
     def clear(self, scope: AnyScope) -> None:
         """Delete every summary record of the session and forget its hint."""
         super().clear(scope)
-        self._hints.pop(scope.key, None)
+        self._hints.pop(scope.key)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
+from ..cache import HEALTH_CACHE_ENTRIES, SessionCache
 from ..errors import InvalidInputError, StoreError, WriteOutcomeUnknownError
 from ..turn import Turn
 from .client import StoreClient
@@ -116,7 +117,9 @@ class TurnLog(Repository):
         super().__init__(chroma, prefix)
         self._clock_lock = threading.Lock()
         self._last_seq = 0
-        self._session_seq: dict[str, int] = {}
+        self._session_seq: SessionCache[int] = SessionCache(
+            "session clocks", max_entries=HEALTH_CACHE_ENTRIES
+        )
 
     # -- the clock ------------------------------------------------------------------------
 
@@ -124,17 +127,17 @@ class TurnLog(Repository):
         """Order keys for new turns: the clock, but never below what this session has shown."""
         with self._clock_lock:
             now = time.time_ns()
-            start = max(now, self._last_seq + 1, self._session_seq.get(skey, 0) + 1)
+            start = max(now, self._last_seq + 1, (self._session_seq.get(skey) or 0) + 1)
             self._last_seq = start + count - 1
-            self._session_seq[skey] = self._last_seq
+            self._session_seq.put(skey, self._last_seq)
         return list(range(start, start + count))
 
     def _observe_seq(self, skey: str, turns: Sequence[StoredTurn]) -> None:
         if turns:
             top = max(t.seq for t in turns)
             with self._clock_lock:
-                if top > self._session_seq.get(skey, 0):
-                    self._session_seq[skey] = top
+                if top > (self._session_seq.get(skey) or 0):
+                    self._session_seq.put(skey, top)
 
     # -- writes ---------------------------------------------------------------------------
 
