@@ -232,8 +232,9 @@ class WindowVectors:
         for r, w in self._by_radius.items():
             sims = np.full(n, np.nan, np.float32)
             if w.matrix is not None and w.matrix.shape[1] == query.shape[0] and n:
-                rows = w.have.values & wanted
-                sims = np.where(rows, w.matrix[:n] @ query, np.nan).astype(np.float32)
+                m = min(n, len(w.matrix))  # rows past the matrix have no vector yet
+                rows = (w.have.values & wanted)[:m]
+                sims[:m] = np.where(rows, w.matrix[:m] @ query, np.nan)
             out[r] = sims
         return out
 
