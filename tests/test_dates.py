@@ -6,6 +6,13 @@ import datetime as dt
 
 import pytest
 
+from langchain_recursive_memory.core import (
+    HiGMem,
+    HybridMemory,
+    InvalidInputError,
+    MemoryStore,
+    Turn,
+)
 from langchain_recursive_memory.core.dates import (
     DateSpan,
     date_closeness,
@@ -148,3 +155,40 @@ def test_relative_dates_count_from_the_newest_turn_or_now():
     # Asked on 6 June, last week is 29 May - 4 June: the 30 May session.
     scores = ranker.scores(question, None, now=D(2023, 6, 6))
     assert ranker.turns[int(scores.argmax())].id == "old-1"
+
+
+def _weeks_of_chat(memory) -> None:
+    """A turn a day for three weeks of June 2024, then silence."""
+    day = dt.datetime(2024, 6, 1, 12, tzinfo=dt.timezone.utc).timestamp()
+    topics = ["pottery", "sailing", "chess"]
+    turns = [
+        Turn(role="user", name="Ada", text=f"Today I practised {topics[d // 7]} again.",
+             created_at=day + d * 86_400, id=f"d{d}")
+        for d in range(21)
+    ]  # fmt: skip
+    memory.add(turns)
+
+
+@pytest.mark.parametrize("kind", ["hybrid", "higmem"])
+def test_relative_dates_count_from_when_the_question_is_asked(kind):
+    store = MemoryStore.in_memory()
+    if kind == "hybrid":
+        memory = HybridMemory("q", store=store, max_tokens=300, max_summary_tokens=60)
+    else:
+        memory = HiGMem("q", store=store)
+    _weeks_of_chat(memory)
+
+    def best(**kw):
+        question = "What did I practise last week?"
+        if kind == "hybrid":
+            return memory.recall(question, k=1, kinds=("turn",), **kw)[0].id
+        return max(memory.retrieve(question, k=3, **kw), key=lambda r: r.score).turn.id
+
+    # By default "last week" is the week before the newest turn (21 June): sailing days.
+    assert best() in {f"d{d}" for d in range(7, 14)}
+    # Asked on 15 June, "last week" is 3-9 June: pottery and the first sailing days.
+    asked = dt.datetime(2024, 6, 15, 9, tzinfo=dt.timezone.utc)
+    assert best(now=asked) in {f"d{d}" for d in range(2, 9)}
+    assert best(now=asked.timestamp()) == best(now=asked) == best(now=asked.date())
+    with pytest.raises(InvalidInputError, match="now"):
+        best(now="yesterday")

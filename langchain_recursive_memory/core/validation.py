@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import difflib
 import json
 import math
@@ -33,6 +34,7 @@ __all__ = [
     "check_optional_text",
     "check_text",
     "check_timestamp",
+    "check_when",
     "check_tokens",
 ]
 
@@ -73,6 +75,30 @@ def check_timestamp(name: str, value: object) -> float | None:
     if not math.isfinite(value):
         raise InvalidInputError.for_value(name, value, "must be a finite number")
     return float(value)
+
+
+def check_when(name: str, value: object) -> dt.date | None:
+    """The UTC day of a moment given as seconds since the epoch, a datetime or a date.
+
+    A naive datetime is read as UTC. None stays None.
+
+    Raises:
+        InvalidInputError: For anything else (NaN, strings, bools...).
+    """
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.timezone.utc)
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    seconds = check_timestamp(name, value)
+    assert seconds is not None
+    try:
+        return dt.datetime.fromtimestamp(seconds, tz=dt.timezone.utc).date()
+    except (OverflowError, OSError, ValueError) as exc:
+        raise InvalidInputError.for_value(name, value, "is out of the calendar's range") from exc
 
 
 def check_count(name: str, value: object, minimum: int = 1) -> int:

@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 from collections.abc import Callable, Sequence
 from os import PathLike
 from typing import Any
@@ -150,7 +151,13 @@ class HiGMem(Engine):
         return await self.runner.arun(self._index_steps(flush=True))
 
     def retrieve(
-        self, query: str, k: int | None = None, *, use_llm: bool | None = None, scope: str = SESSION
+        self,
+        query: str,
+        k: int | None = None,
+        *,
+        use_llm: bool | None = None,
+        scope: str = SESSION,
+        now: float | dt.datetime | dt.date | None = None,
     ) -> list[RetrievedTurn]:
         """Return the turns relevant to ``query``, sorted by time.
 
@@ -163,18 +170,28 @@ class HiGMem(Engine):
             scope: ``"session"`` (default) or ``"user"``: every session of the memory's
                 user, ranked as one pool without the LLM (events are one conversation's);
                 a turn of another session names it in ``session_id``.
+            now: When the question is asked (seconds since the epoch, a datetime or a
+                date): relative dates in it ("last week") count from that day. Default:
+                the day of the newest turn ranked.
 
         Raises:
-            InvalidInputError: For a query that is not a string, ``k`` < 1 or a bad scope.
+            InvalidInputError: For a query that is not a string, ``k`` < 1, a bad scope
+                or a bad ``now``.
             ConfigurationError: For ``scope="user"`` without a user, or with ``use_llm``.
         """
-        return self.runner.run(self._retriever.steps(query, k, use_llm, scope))
+        return self.runner.run(self._retriever.steps(query, k, use_llm, scope, now))
 
     async def aretrieve(
-        self, query: str, k: int | None = None, *, use_llm: bool | None = None, scope: str = SESSION
+        self,
+        query: str,
+        k: int | None = None,
+        *,
+        use_llm: bool | None = None,
+        scope: str = SESSION,
+        now: float | dt.datetime | dt.date | None = None,
     ) -> list[RetrievedTurn]:
         """Async twin of :meth:`retrieve` (per-event and filter calls run concurrently)."""
-        return await self.runner.arun(self._retriever.steps(query, k, use_llm, scope))
+        return await self.runner.arun(self._retriever.steps(query, k, use_llm, scope, now))
 
     def events(self) -> list[Event]:
         """Return the session's events, oldest first."""

@@ -54,7 +54,7 @@ from ..runtime.effects import (
     store_call,
 )
 from ..storage import StoredTurn
-from ..validation import check_count, check_text
+from ..validation import check_count, check_text, check_when
 from .affiliation import nearest_events_steps
 from .config import RetrievedTurn
 from .indexer import Indexer
@@ -101,10 +101,16 @@ class Retriever:
         return guided
 
     def steps(
-        self, query: str, k: int | None, use_llm: bool | None, scope: str = "session"
+        self,
+        query: str,
+        k: int | None,
+        use_llm: bool | None,
+        scope: str = "session",
+        now: object = None,
     ) -> Steps[list[RetrievedTurn]]:
         """The turns for ``query``, sorted by time (see :meth:`~.memory.HiGMem.retrieve`)."""
         check_text("query", query)
+        day = check_when("now", now)
         if k is not None:
             check_count("k", k)
         guided = self._guided(use_llm, check_scope(scope))
@@ -131,7 +137,7 @@ class Retriever:
                 return []
             everything = np.ones(pool.size, bool)
             dense = pool.similarity(query_unit, everything) if query_unit is not None else None
-            scores = pool.ranker.scores(query, dense)
+            scores = pool.ranker.scores(query, dense, now=day)
             if not guided:
                 # A compact set: turns with no signal at all (score 0) are not padding.
                 top = best_first(scores, k or self.config.no_llm_k, scores > 0)
@@ -148,7 +154,7 @@ class Retriever:
                 if query_unit is not None
                 else None
             )
-            scores = pool.ranker.scores(query, dense)
+            scores = pool.ranker.scores(query, dense, now=day)
             own = self.scope.session_id
             chosen = [p for t in found if (p := pool.position(own, t)) is not None]
             if k is not None:

@@ -42,6 +42,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -62,7 +63,7 @@ from ..storage import DEFAULT_NAMESPACE, MemoryStore, SessionState, StoredTurn, 
 from ..tokenizer import TokenCounter
 from ..turn import Turn, turn_list
 from ..usage import UsageRecord
-from ..validation import check_count, check_optional_text, check_tokens
+from ..validation import check_count, check_optional_text, check_tokens, check_when
 from .archive import ArchiveIndex
 from .context import Context, ContextBuilder
 from .derived import DerivedWriter
@@ -226,8 +227,11 @@ class RecursiveMemory(Engine):
             yield from self._folder.steps(force=False, from_add=True, reserve=reserve, inline=True)
         return stored
 
-    def _context_steps(self, query: str | None, k: int | None, reserve: int) -> Steps[Context]:
+    def _context_steps(
+        self, query: str | None, k: int | None, reserve: int, now: object = None
+    ) -> Steps[Context]:
         check_optional_text("query", query)
+        day = check_when("now", now)
         if k is not None:
             check_count("k", k)
         check_tokens("reserve", reserve)
@@ -238,19 +242,17 @@ class RecursiveMemory(Engine):
             return base
         exclude = {t.id for t in base.window if t.id is not None}
         hits = yield from self._recaller.steps(
-            query, k or CONTEXT_RECALL_K, KINDS, exclude, state, self.recall_scope
+            query, k or CONTEXT_RECALL_K, KINDS, exclude, state, self.recall_scope, day
         )
         return self.build_context(state, hits, reserve=reserve)
 
     def _recall_steps(
-        self, query: str, k: int, kinds: Sequence[str], scope: str | None
+        self, query: str, k: int, kinds: Sequence[str], scope: str | None, now: object = None
     ) -> Steps[list[RecallHit]]:
         chosen = check_kinds(kinds)
-        return (
-            yield from self._recaller.steps(
-                query, k, chosen, scope=check_scope(scope or self.recall_scope)
-            )
-        )
+        day = check_when("now", now)
+        scope = check_scope(scope or self.recall_scope)
+        return (yield from self._recaller.steps(query, k, chosen, scope=scope, now=day))
 
     def _reindex_steps(self) -> Steps[int]:
         yield from self.user_steps()
@@ -343,7 +345,12 @@ class RecursiveMemory(Engine):
         return await self.runner.arun(self._folder.steps(force=force, from_add=False, keep=keep))
 
     def context(
-        self, query: str | None = None, *, k: int | None = None, reserve: int = 0
+        self,
+        query: str | None = None,
+        *,
+        k: int | None = None,
+        reserve: int = 0,
+        now: float | dt.datetime | dt.date | None = None,
     ) -> Context:
         """Return the context within ``max_tokens`` (reads the store).
 
@@ -354,17 +361,31 @@ class RecursiveMemory(Engine):
             k: Most memories to consider for the recall share (default 12).
             reserve: Tokens of ``max_tokens`` to leave free for what the caller sends
                 beside the context (a system prompt it adds itself).
+            now: When the question is asked (seconds since the epoch, a datetime or a
+                date): relative dates in it ("last week") count from that day. Default:
+                the day of the session's newest turn (in a live chat, today).
         """
-        return self.runner.run(self._context_steps(query, k, reserve))
+        return self.runner.run(self._context_steps(query, k, reserve, now))
 
     async def acontext(
-        self, query: str | None = None, *, k: int | None = None, reserve: int = 0
+        self,
+        query: str | None = None,
+        *,
+        k: int | None = None,
+        reserve: int = 0,
+        now: float | dt.datetime | dt.date | None = None,
     ) -> Context:
         """Async twin of :meth:`context`."""
-        return await self.runner.arun(self._context_steps(query, k, reserve))
+        return await self.runner.arun(self._context_steps(query, k, reserve, now))
 
     def recall(
-        self, query: str, k: int = 6, *, kinds: Sequence[str] = KINDS, scope: str | None = None
+        self,
+        query: str,
+        k: int = 6,
+        *,
+        kinds: Sequence[str] = KINDS,
+        scope: str | None = None,
+        now: float | dt.datetime | dt.date | None = None,
     ) -> list[RecallHit]:
         """Return the ``k`` facts and archived turns most relevant to ``query``.
 
@@ -378,18 +399,26 @@ class RecursiveMemory(Engine):
             kinds: ``"fact"`` and/or ``"turn"``.
             scope: ``"session"`` (this conversation's archived turns) or ``"user"`` (those
                 of every session of the user); default: ``recall_scope``.
+            now: When the question is asked (see :meth:`context`).
 
         Raises:
-            InvalidInputError: For a query that is not a string, ``k`` < 1 or a bad scope.
+            InvalidInputError: For a query that is not a string, ``k`` < 1, a bad scope
+                or a bad ``now``.
             ConfigurationError: For ``scope="user"`` on a session without a user.
         """
-        return self.runner.run(self._recall_steps(query, k, kinds, scope))
+        return self.runner.run(self._recall_steps(query, k, kinds, scope, now))
 
     async def arecall(
-        self, query: str, k: int = 6, *, kinds: Sequence[str] = KINDS, scope: str | None = None
+        self,
+        query: str,
+        k: int = 6,
+        *,
+        kinds: Sequence[str] = KINDS,
+        scope: str | None = None,
+        now: float | dt.datetime | dt.date | None = None,
     ) -> list[RecallHit]:
         """Async twin of :meth:`recall`."""
-        return await self.runner.arun(self._recall_steps(query, k, kinds, scope))
+        return await self.runner.arun(self._recall_steps(query, k, kinds, scope, now))
 
     def facts(self) -> list[Fact]:
         """Return the session's facts, oldest first (its user's too, when it has one)."""

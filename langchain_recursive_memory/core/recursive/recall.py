@@ -26,6 +26,7 @@ session names it in ``metadata["session_id"]``.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -149,8 +150,12 @@ class Recaller:
         exclude: set[str] | None = None,
         state: SessionState | None = None,
         scope: str = "session",
+        now: dt.date | None = None,
     ) -> Steps[list[RecallHit]]:
         """The ``k`` best hits for ``query`` (``exclude``: turn ids not to recall).
+
+        ``now``: the day the question is asked (relative dates count from it; default:
+        the newest turn's day).
 
         Raises:
             ConfigurationError: For ``scope="user"`` when the session has no user.
@@ -182,7 +187,7 @@ class Recaller:
         scored: list[tuple[float, RecallHit]] = []
         query_vector = yield from self._query_vector_steps(query)
         if parts[1]:
-            scored = yield from self._turn_hits_steps(query, query_vector, parts, exclude, k)
+            scored = yield from self._turn_hits_steps(query, query_vector, parts, exclude, k, now)
         if facts:
             dense_pool = max(DENSE_POOL_PER_K * k, DENSE_POOL_MIN) + len(exclude)
             dense_facts = yield from self._dense_facts_steps(query_vector, facts, dense_pool)
@@ -267,6 +272,7 @@ class Recaller:
         parts: tuple[list[str], list[TurnIndex]],
         exclude: set[str],
         k: int,
+        now: dt.date | None = None,
     ) -> Steps[list[tuple[float, RecallHit]]]:
         """The ``k`` best archived turns of the sessions' indexes as hits (with their ranks).
 
@@ -300,7 +306,7 @@ class Recaller:
                 or [np.zeros(0, bool)]
             )
             dense = pool.similarity(query_unit, keep) if query_unit is not None else None
-            scores = pool.ranker.scores(query, dense)
+            scores = pool.ranker.scores(query, dense, now=now)
             top = best_first(scores, k, keep & (scores > 0))
             top = top[: pool.ranker.cut([float(scores[i]) for i in top], k)]
             lex_rank = rank_of(pool.ranker.lexical_scores(query), top)
