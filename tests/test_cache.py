@@ -58,15 +58,15 @@ def test_ten_thousand_sessions_keep_every_cache_within_its_limits() -> None:
     for n in range(SESSIONS):
         key = session_cache_key("default", f"user-{n}")
         caches.facts.get_or_create(key, recall._SessionRecall)
-        caches.higmem.get_or_create((*key, "higmem"), object)
+        caches.sessions.get_or_create((*key, "higmem"), object)
         dense.remember_vectors(
             store, "space", ("default", f"user-{n}"), [(f"t{i}", "h", vector) for i in range(100)]
         )  # 100 vectors a session: ~150 KiB
     assert len(caches.facts) == SESSION_CACHE_ENTRIES
-    assert len(caches.higmem) == SESSION_CACHE_ENTRIES
-    assert caches.vectors.nbytes <= caches.vectors.max_bytes  # type: ignore[operator]
-    assert len(caches.vectors) <= HEALTH_CACHE_ENTRIES
-    assert caches.vectors.nbytes == sum(e.nbytes for _, e in caches.vectors.items())
+    assert len(caches.sessions) <= caches.sessions.max_entries
+    assert caches.sessions.nbytes <= caches.limits.nbytes  # 10,000 x 150 KiB did not fit
+    vectors = [e for k, e in caches.sessions.items() if "vectors" in k]  # type: ignore[operator]
+    assert caches.sessions.nbytes == sum(e.nbytes for e in vectors)
     clear_caches()
     assert all(len(c) == 0 and c.nbytes == 0 for c in caches.all())
 

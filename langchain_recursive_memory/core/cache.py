@@ -52,14 +52,15 @@ SESSION_CACHE_ENTRIES = 256
 HEALTH_CACHE_ENTRIES = 10_000
 """Sessions whose small state (fold health, user, settings recorded) a store keeps."""
 
-CACHE_BYTES = 256 * 1024 * 1024
-"""Bytes of turn indexes, window and fact vectors and HiGMem nodes a store keeps."""
+CACHE_BYTES = 512 * 1024 * 1024
+"""Bytes of turn indexes, window and fact vectors and HiGMem nodes a store keeps (about
+80,000 turns' indexes without vectors, or 55,000 with 384-dimension window vectors)."""
 
 USER_LOCKS = 64
 """Locks that serialise the read-merge-write of users' facts in a store (striped by user)."""
 
-BYTE_SHARES = 4
-"""The byte budget in shares: two for the turn indexes, one for vectors, one for HiGMem."""
+KINDS_PER_SESSION = 4
+"""Entries a session may have in :attr:`StoreCaches.sessions` (index, HiGMem, vectors...)."""
 
 SESSION_KEY_PARTS = 3
 """Parts of a session's cache key (:func:`session_cache_key`); longer keys extend it."""
@@ -82,8 +83,9 @@ class CacheLimits:
     Attributes:
         sessions: Sessions whose turn index, facts and HiGMem nodes are kept.
         nbytes: Bytes those may take in all (the turn indexes with their window vectors,
-            fact and event vectors, HiGMem nodes): the least recently used sessions go
-            first; the session in use is always kept.
+            fact and event vectors, HiGMem nodes; about 6 KB a turn, 9 KB with 384-float
+            window vectors): the least recently used sessions go first; the session in
+            use is always kept.
         small: Sessions whose small state (fold health, user, settings) is kept.
 
     Raises:
@@ -217,18 +219,19 @@ class SessionCache(Generic[V]):
 class StoreCaches:
     """Every cache of one store (see the module doc), in one place.
 
-    The turn indexes, HiGMem nodes and vectors share one byte budget: each cache gets its
-    share of ``limits.nbytes`` (indexes half, vectors and HiGMem nodes a quarter each).
+    What grows with a session (its turn index and window vectors, HiGMem's nodes and
+    events, the vectors of facts and events) is in one LRU, :attr:`sessions`, bounded by
+    ``limits.nbytes`` bytes: the least recently used go first, whatever their kind.
 
     Args:
         limits: The bounds.
 
     Attributes:
-        indexes: Each session's :class:`~.retrieval.index.TurnIndex` (per engine kind).
-        archives: What the recursive memory knows of a session's log (its versions).
+        sessions: Per session (keys extend :func:`session_cache_key`): its
+            :class:`~.retrieval.index.TurnIndex` as the recursive memory keeps it
+            (``"archive"``), HiGMem's state (``"higmem"``), the unit vectors of facts and
+            events (``"vectors"``, space).
         facts: Each session's facts as last read, and their BM25 index.
-        higmem: Each session's HiGMem nodes and events.
-        vectors: Unit vectors of facts and events, by record id.
         health: Each session's fold health (failures, cool-down, the fold lock).
         users: Which user each session belongs to.
         described: The settings recorded with each session.
@@ -238,18 +241,10 @@ class StoreCaches:
 
     def __init__(self, limits: CacheLimits | None = None) -> None:
         self.limits = limits = limits or CacheLimits()
-        part = limits.nbytes // BYTE_SHARES
-        self.indexes: SessionCache[Any] = SessionCache(
-            "turn indexes", max_entries=limits.sessions, max_bytes=2 * part
+        self.sessions: SessionCache[Any] = SessionCache(
+            "sessions", max_entries=KINDS_PER_SESSION * limits.sessions, max_bytes=limits.nbytes
         )
-        self.archives: SessionCache[Any] = SessionCache("archives", max_entries=limits.sessions)
         self.facts: SessionCache[Any] = SessionCache("facts", max_entries=limits.sessions)
-        self.higmem: SessionCache[Any] = SessionCache(
-            "higmem", max_entries=limits.sessions, max_bytes=part
-        )
-        self.vectors: SessionCache[Any] = SessionCache(
-            "vectors", max_entries=limits.small, max_bytes=part
-        )
         self.health: SessionCache[Any] = SessionCache("fold health", max_entries=limits.small)
         self.users: SessionCache[Any] = SessionCache("session users", max_entries=limits.small)
         self.described: SessionCache[Any] = SessionCache("described", max_entries=limits.small)
@@ -259,16 +254,7 @@ class StoreCaches:
 
     def all(self) -> list[SessionCache[Any]]:
         """Every cache of the store."""
-        return [
-            self.indexes,
-            self.archives,
-            self.facts,
-            self.higmem,
-            self.vectors,
-            self.health,
-            self.users,
-            self.described,
-        ]
+        return [self.sessions, self.facts, self.health, self.users, self.described]
 
     @property
     def nbytes(self) -> int:

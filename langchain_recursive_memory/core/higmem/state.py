@@ -166,14 +166,14 @@ def session_index(
             options["max_event_turns"] = max_event_turns
         return SessionIndex(TurnIndex(scope.key, params, **options))  # type: ignore[arg-type]
 
-    state: SessionIndex = scope.store.caches.higmem.get_or_create(key, create)
+    state: SessionIndex = scope.store.caches.sessions.get_or_create(key, create)
     return state
 
 
 def account(scope: SessionScope, state: SessionIndex) -> None:
     """Report the state's size to the cache (it may evict other sessions)."""
     key = (*session_cache_key(scope.namespace, scope.session_id), "higmem")
-    scope.store.caches.higmem.resize(key, state.nbytes())
+    scope.store.caches.sessions.resize(key, state.nbytes())
 
 
 def sync_steps(scope: SessionScope, state: SessionIndex) -> Steps[SessionIndex]:

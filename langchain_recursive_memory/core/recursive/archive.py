@@ -72,18 +72,18 @@ class ArchiveIndex:
         self._key = (*session_cache_key(scope.namespace, scope.session_id), "archive", self.params)
 
     def _holder(self) -> _Archived:
-        cache = self.scope.store.caches.indexes
+        cache = self.scope.store.caches.sessions
         holder: _Archived = cache.get_or_create(
             self._key, lambda: _Archived(TurnIndex(self.scope.key, self.params))
         )
         return holder
 
     def _account(self, holder: _Archived) -> None:
-        self.scope.store.caches.indexes.resize(self._key, holder.index.nbytes())
+        self.scope.store.caches.sessions.resize(self._key, holder.index.nbytes())
 
     def forget(self) -> None:
         """Drop what this process keeps of the session."""
-        self.scope.store.caches.indexes.pop(self._key)
+        self.scope.store.caches.sessions.pop(self._key)
 
     # -- what this process writes -----------------------------------------------------------
 

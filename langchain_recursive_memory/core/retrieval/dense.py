@@ -94,8 +94,8 @@ def vectors_steps(
         embedded from the candidate's current text (its stored hash matches).
     """
     namespace, session_id = scope
-    key = (*session_cache_key(namespace, session_id), space)
-    entry = source.caches.vectors.get(key) or _SessionVectors()
+    key = (*session_cache_key(namespace, session_id), "vectors", space)
+    entry = source.caches.sessions.get(key) or _SessionVectors()
     found: dict[str, tuple[np.ndarray, bool]] = {}
     missing = []
     for cand in wanted:
@@ -130,8 +130,8 @@ def remember_vectors(
 ) -> None:
     """Cache vectors just written: ``(record id, text hash, vector)`` items of a session."""
     namespace, session_id = scope
-    key = (*session_cache_key(namespace, session_id), space)
-    entry = source.caches.vectors.get(key) or _SessionVectors()
+    key = (*session_cache_key(namespace, session_id), "vectors", space)
+    entry = source.caches.sessions.get(key) or _SessionVectors()
     units = [(rid, digest, vec) for rid, digest, v in items if (vec := unit(v)) is not None]
     if units:
         _remember(source, key, entry, units)
@@ -183,4 +183,4 @@ def _remember(
                 entry.nbytes -= old[1].nbytes
             entry.vectors[record_id] = (digest, vec)
             entry.nbytes += vec.nbytes
-        source.caches.vectors.put(key, entry, entry.nbytes)
+        source.caches.sessions.put(key, entry, entry.nbytes)

@@ -26,7 +26,9 @@ Example:
     >>> from langchain_recursive_memory.core.retrieval.index import TurnIndex
     >>> index = TurnIndex("skey")
     >>> index.merge([StoredTurn(Turn(role="user", text="hi", id="a", created_at=0.0), 2, 1, "e")])
+    1
     >>> index.merge([StoredTurn(Turn(role="user", text="yo", id="b", created_at=0.0), 1, 1, "e")])
+    1
     >>> [t.id for t in index.turns]
     ['b', 'a']
 """

@@ -313,11 +313,12 @@ class LexicalIndex:
         self._vocab: dict[str, int] = {}
         self._docs: list[array[int]] = []  # per term: the documents holding it, ascending
         self._tfs: list[array[float]] = []  # per term: its frequency in each of them
-        self._terms: list[tuple[tuple[int, int], ...]] = []  # per document: (term, tf)
+        self._doc_terms = array("i")  # the terms of each document, document after document
+        self._doc_starts = array("i", [0])  # where each document's terms start in it
         self._lengths = array("f")
         self._total = 0
-        self._postings = 0
-        self._doc_language: list[str] = []
+        self._doc_language = array("i")  # per document: its language's number
+        self._language_names: dict[str, int] = {}
         self._language_counts: Counter[str] = Counter()
         self.extend(texts)
 
@@ -339,9 +340,7 @@ class LexicalIndex:
             language = text_language(unicodedata.normalize("NFKC", text).lower())
             tokens = tokenize(text, language)
             doc = len(self._lengths)
-            counted = Counter(tokens)
-            terms = []
-            for token, tf in counted.items():
+            for token, tf in Counter(tokens).items():
                 tid = self._vocab.get(token)
                 if tid is None:
                     tid = self._vocab[token] = len(self._docs)
@@ -349,28 +348,34 @@ class LexicalIndex:
                     self._tfs.append(array("f"))
                 self._docs[tid].append(doc)
                 self._tfs[tid].append(tf)
-                terms.append((tid, tf))
-            self._postings += len(terms)
-            self._terms.append(tuple(terms))
+                self._doc_terms.append(tid)
+            self._doc_starts.append(len(self._doc_terms))
             self._lengths.append(len(tokens))
             self._total += len(tokens)
-            self._doc_language.append(language)
+            number = self._language_names.setdefault(language, len(self._language_names))
+            self._doc_language.append(number)
             self._language_counts[language] += 1
 
     def truncate(self, size: int) -> None:
         """Drop the documents from position ``size`` on."""
-        while len(self._lengths) > max(size, 0):
-            terms = self._terms.pop()
-            for tid, _ in terms:
-                self._docs[tid].pop()
-                self._tfs[tid].pop()
-            self._postings -= len(terms)
-            self._total -= int(self._lengths.pop())
-            self._language_counts[self._doc_language.pop()] -= 1
+        size = max(size, 0)
+        if size >= len(self._lengths):
+            return
+        names = {number: name for name, number in self._language_names.items()}
+        for tid in self._doc_terms[self._doc_starts[size] :]:
+            self._docs[tid].pop()  # a term's documents ascend: the dropped ones are last
+            self._tfs[tid].pop()
+        del self._doc_terms[self._doc_starts[size] :]
+        del self._doc_starts[size + 1 :]
+        self._total -= int(sum(self._lengths[size:]))
+        del self._lengths[size:]
+        for number in self._doc_language[size:]:
+            self._language_counts[names[number]] -= 1
+        del self._doc_language[size:]
 
     def nbytes(self) -> int:
         """About how many bytes the index holds (for cache accounting)."""
-        postings = self._postings * POSTING_BYTES
+        postings = len(self._doc_terms) * POSTING_BYTES
         return postings + len(self._vocab) * VOCAB_ENTRY_BYTES + self.size * DOC_ENTRY_BYTES
 
     def df(self, term: str) -> int:

@@ -41,27 +41,25 @@ from .ranking import COLUMN_START, Column, RankedTurn, window_texts
 
 __all__ = ["WINDOW_BYTES", "WindowVectors"]
 
-WINDOW_BYTES = 250
-"""About what a window costs in memory beside its text (its record id, hash, flags)."""
+WINDOW_BYTES = 110
+"""About what a window costs in memory (its text's hash and flag; its vector apart)."""
 
 
 class _Radius:
-    """The windows of one radius: texts, vector records and unit vectors, by position."""
+    """The windows of one radius: their texts' hashes and unit vectors, by position."""
 
     def __init__(self) -> None:
-        self.text_bytes = 0
-        self.texts: list[str] = []
-        self.candidates: list[Candidate] = []
+        self.hashes: list[str] = []
         self.have = Column(np.bool_)
         self.matrix: np.ndarray | None = None
 
     def set_rows(self, rows: Sequence[int], vectors: Sequence[np.ndarray]) -> None:
         dim = len(vectors[0])
         if self.matrix is None or self.matrix.shape[1] != dim:
-            self.matrix = np.zeros((max(COLUMN_START, len(self.texts)), dim), np.float32)
+            self.matrix = np.zeros((max(COLUMN_START, len(self.hashes)), dim), np.float32)
             self.have.values[:] = False
-        if len(self.matrix) < len(self.texts):
-            grown = np.zeros((max(len(self.texts), 2 * len(self.matrix)), dim), np.float32)
+        if len(self.matrix) < len(self.hashes):
+            grown = np.zeros((max(len(self.hashes), 2 * len(self.matrix)), dim), np.float32)
             grown[: len(self.matrix)] = self.matrix
             self.matrix = grown
         for row, vec in zip(rows, vectors, strict=True):
@@ -90,14 +88,28 @@ class WindowVectors:
 
     @property
     def texts(self) -> dict[int, list[str]]:
-        """The window texts of each radius, by position."""
-        return {r: w.texts for r, w in self._by_radius.items()}
+        """The window texts of each radius, by position (made again: only hashes are kept)."""
+        return {r: window_texts(self._turns, r) for r in self.radii}
+
+    def text(self, radius: int, position: int) -> str:
+        """The text of one window."""
+        return window_texts(self._turns, radius, position, position + 1)[0]
+
+    def candidate(self, radius: int, position: int) -> Candidate:
+        """The vector record of one window (its id, kind, turn and text hash)."""
+        turn_id = self._turns[position].id
+        return Candidate(
+            window_vector_id(self.skey, radius, turn_id),
+            window_kind(radius),
+            turn_id,
+            self._by_radius[radius].hashes[position],
+        )
 
     def nbytes(self) -> int:
         """About how many bytes the windows and their vectors hold."""
         out = 0
         for w in self._by_radius.values():
-            out += w.text_bytes + len(w.texts) * WINDOW_BYTES
+            out += len(w.hashes) * WINDOW_BYTES
             out += w.matrix.nbytes if w.matrix is not None else 0
         return out
 
@@ -109,27 +121,14 @@ class WindowVectors:
         self._turns = turns
         for r, w in self._by_radius.items():
             first = max(0, changed - r)
-            old = w.texts[first:]
+            old = w.hashes[first:]
             old_have = w.have.values[first:].copy()
-            texts = window_texts(turns, r, first)
-            w.text_bytes += sum(map(len, texts)) - sum(map(len, old))
-            del w.texts[first:], w.candidates[first:]
+            hashes = [text_hash(text) for text in window_texts(turns, r, first)]
+            del w.hashes[first:]
             w.have.truncate(first)
-            w.texts.extend(texts)
-            w.candidates.extend(
-                Candidate(
-                    window_vector_id(self.skey, r, turns[i].id),
-                    window_kind(r),
-                    turns[i].id,
-                    text_hash(text),
-                )
-                for i, text in enumerate(texts, start=first)
-            )
+            w.hashes.extend(hashes)
             w.have.extend(
-                [
-                    j < len(old) and old[j] == text and bool(old_have[j])
-                    for j, text in enumerate(texts)
-                ]
+                [j < len(old) and old[j] == h and bool(old_have[j]) for j, h in enumerate(hashes)]
             )
 
     def settled(self) -> list[int]:
@@ -161,7 +160,7 @@ class WindowVectors:
         out = []
         for r, w in self._by_radius.items():
             for i in wanted[~w.have.values[wanted]].tolist():
-                out.append((r, i, w.candidates[i]))
+                out.append((r, i, self.candidate(r, i)))
         return out
 
     def embed_steps(
@@ -201,7 +200,12 @@ class WindowVectors:
         self._apply(space, found)
         if not still:
             return 0
-        vectors = yield from embed_documents([self._by_radius[r].texts[i] for r, i, _ in still])
+        with self.lock:  # windows that changed meanwhile are left for the next read
+            still = [(r, i, c) for r, i, c in still if self._current(r, i, c)]
+            texts = [self.text(r, i) for r, i, _ in still]
+        if not still:
+            return 0
+        vectors = yield from embed_documents(texts)
         new = [
             VectorRecord(c.record_id, c.kind, c.ref, v, c.text_hash)
             for (_, _, c), v in zip(still, vectors, strict=True)
@@ -217,9 +221,12 @@ class WindowVectors:
             if space != self._space:
                 return
             for r, i, cand, vec in found:
-                w = self._by_radius[r]
-                if i < len(w.candidates) and w.candidates[i] == cand:
-                    w.set_rows([i], [vec])
+                if self._current(r, i, cand):
+                    self._by_radius[r].set_rows([i], [vec])
+
+    def _current(self, radius: int, position: int, cand: Candidate) -> bool:
+        """Whether the window at ``position`` is still the one ``cand`` names."""
+        return position < len(self._turns) and self.candidate(radius, position) == cand
 
     def similarity(self, query: np.ndarray, wanted: np.ndarray) -> dict[int, np.ndarray]:
         """Cosine similarity of a unit query with each window, per radius.
