@@ -127,8 +127,8 @@ def test_a_corrected_fact_is_scored_with_its_new_vector(store: MemoryStore) -> N
 
 
 def test_the_turn_indexes_keep_to_their_byte_budget() -> None:
-    # A budget of about two sessions' indexes (their turns, windows and 64-float vectors).
-    store = MemoryStore.in_memory(cache=CacheLimits(nbytes=4 * 120_000))
+    # A budget of about two of these sessions' indexes (turns and 64-float window vectors).
+    store = MemoryStore.in_memory(cache=CacheLimits(nbytes=160_000))
     indexes = store.caches.sessions
     budget = indexes.max_bytes
     memories = [hybrid(store, f"user-{n}", embedder=BagOfWordsEmbedder()) for n in range(6)]

@@ -49,7 +49,9 @@ __all__ = [
     "ENGLISH",
     "MIN_DETECTION_LETTERS",
     "LexicalIndex",
+    "bm25_part",
     "fold",
+    "idf_of",
     "pooled_languages",
     "pooled_term_scores",
     "query_terms",
@@ -378,6 +380,24 @@ class LexicalIndex:
         postings = len(self._doc_terms) * POSTING_BYTES
         return postings + len(self._vocab) * VOCAB_ENTRY_BYTES + self.size * DOC_ENTRY_BYTES
 
+    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The documents holding ``term`` (ascending) and its frequency in each; None if none.
+
+        Views into the index: use them before the index changes.
+        """
+        tid = self._vocab.get(term)
+        if tid is None or not self._docs[tid]:
+            return None
+        return (
+            np.frombuffer(self._docs[tid], np.int32),
+            np.frombuffer(self._tfs[tid], np.float32),
+        )
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Each document's length in tokens (a view)."""
+        return np.frombuffer(self._lengths, np.float32)
+
     def df(self, term: str) -> int:
         """How many documents hold ``term``."""
         tid = self._vocab.get(term)
@@ -409,13 +429,23 @@ class LexicalIndex:
     def _add_scores(
         self, out: np.ndarray, term: str, idf: float, avgdl: float, k1: float, b: float
     ) -> None:
-        tid = self._vocab.get(term)
-        if tid is None or not self._docs[tid]:
+        found = self.postings(term)
+        if found is None:
             return
-        docs = np.frombuffer(self._docs[tid], np.int32)
-        tf = np.frombuffer(self._tfs[tid], np.float32)
-        lengths = np.frombuffer(self._lengths, np.float32)[docs]
-        out[docs] += idf * tf / (tf + k1 * (1 - b + b * lengths / avgdl))
+        docs, tf = found
+        out[docs] += bm25_part(tf, self.lengths[docs], idf, avgdl, k1, b)
+
+
+def bm25_part(
+    tf: np.ndarray, lengths: np.ndarray, idf: float, avgdl: float, k1: float, b: float
+) -> np.ndarray:
+    """One term's BM25 (Lucene) score in documents of the given frequencies and lengths."""
+    return np.asarray(idf * tf / (tf + k1 * (1 - b + b * lengths / avgdl)))
+
+
+def idf_of(df: int, n: int) -> float:
+    """BM25's (Lucene) inverse document frequency of a term in ``df`` of ``n`` documents."""
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
 def query_terms(query: str, languages: Sequence[str]) -> list[str]:
@@ -461,7 +491,7 @@ def pooled_term_scores(indexes: Sequence[LexicalIndex], terms: Sequence[str]) ->
         df = sum(index.df(term) for index in indexes)
         if not df:
             continue
-        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        idf = idf_of(df, n)
         for index, start, size in zip(indexes, starts, sizes, strict=False):
             index._add_scores(out[start : start + size], term, idf, avgdl, k1, b)
     return out.astype(np.float32)

@@ -45,7 +45,14 @@ from typing import Any
 import numpy as np
 
 from ..dates import date_closeness, question_spans
-from .lexical import LexicalIndex, pooled_languages, pooled_term_scores, query_terms
+from .lexical import (
+    LexicalIndex,
+    bm25_part,
+    idf_of,
+    pooled_languages,
+    pooled_term_scores,
+    query_terms,
+)
 
 __all__ = [
     "RankedTurn",
@@ -209,7 +216,7 @@ class Column:
         """The current values (a view: copy it to keep it past a change)."""
         return self._data[: self._size]
 
-    def extend(self, values: Sequence[Any]) -> None:
+    def extend(self, values: Sequence[Any] | np.ndarray) -> None:
         """Append values."""
         need = self._size + len(values)
         if need > len(self._data):
@@ -241,9 +248,9 @@ class RankedIndex:
         self.params = params
         self.turns: list[RankedTurn] = []
         self.turn_lex = LexicalIndex(k1=params.k1, b=params.b)
-        self.window_lex = (
-            LexicalIndex(k1=params.k1, b=params.b) if params.w_bm25_window > 0 else None
-        )
+        self._segment_code: dict[str, int] = {}
+        self.segments = Column(np.int32)  # each turn's segment, as a number
+        self.window_lengths = Column(np.float32)  # tokens of each turn's BM25 window
         self._speaker_code: dict[str, int] = {}
         self._speaker_count: list[int] = []
         self.speakers = Column(np.int32)
@@ -275,6 +282,9 @@ class RankedIndex:
             codes.append(code)
         self.speakers.extend(codes)
         self.days.extend([self._day(t.date) for t in turns])
+        self.segments.extend(
+            [self._segment_code.setdefault(t.event, len(self._segment_code)) for t in turns]
+        )
         self._rewindow(start)
 
     def truncate(self, size: int) -> None:
@@ -287,16 +297,47 @@ class RankedIndex:
         self.turn_lex.truncate(size)
         self.speakers.truncate(size)
         self.days.truncate(size)
+        self.segments.truncate(size)
         self._rewindow(size)
 
     def _rewindow(self, changed: int) -> None:
-        """Windows of every position that can see a turn from ``changed`` on, again."""
-        if self.window_lex is None:
-            return
+        """The window lengths of every position that can see a turn from ``changed`` on."""
         radius = self.params.bm25_radius
         first = max(0, changed - radius)
-        self.window_lex.truncate(first)
-        self.window_lex.extend(window_texts(self.turns, radius, first))
+        self.window_lengths.truncate(first)
+        n = len(self.turns)
+        if first >= n:
+            return
+        lengths, segments = self.turn_lex.lengths, self.segments.values
+        positions = np.arange(first, n)
+        total = np.zeros(len(positions), np.float32)
+        for offset in range(-radius, radius + 1):
+            j = positions + offset
+            ok = (j >= 0) & (j < n)
+            ok[ok] &= segments[j[ok]] == segments[positions[ok]]
+            total[ok] += lengths[j[ok]]
+        self.window_lengths.extend(total)
+
+    def window_tf(self, term: str) -> np.ndarray | None:
+        """How often ``term`` occurs in each turn's BM25 window (None: in no turn).
+
+        A window is the turn with ``bm25_radius`` neighbours each side in its segment, so
+        its frequencies are its turns' summed: derived from the turns' postings, never
+        indexed apart.
+        """
+        found = self.turn_lex.postings(term)
+        if found is None:
+            return None
+        docs, tf = found
+        n, segments = len(self.turns), self.segments.values
+        out = np.zeros(n, np.float32)
+        radius = self.params.bm25_radius
+        for offset in range(-radius, radius + 1):
+            window = docs + offset
+            ok = (window >= 0) & (window < n)
+            ok[ok] &= segments[window[ok]] == segments[docs[ok]]
+            out[window[ok]] += tf[ok]  # one turn per window at a given offset: no repeats
+        return out
 
     def _day(self, date: dt.date | None) -> int:
         code = self._day_code.get(date)
@@ -307,8 +348,7 @@ class RankedIndex:
 
     def nbytes(self) -> int:
         """About how many bytes the index holds (for cache accounting)."""
-        windows = self.window_lex.nbytes() if self.window_lex is not None else 0
-        return self.turn_lex.nbytes() + windows + len(self.turns) * RANKED_TURN_BYTES
+        return self.turn_lex.nbytes() + len(self.turns) * RANKED_TURN_BYTES
 
 
 RANKED_TURN_BYTES = 400
@@ -360,15 +400,35 @@ class TurnRanker:
         return self.parts[part].turns[position - self._offsets[part]]
 
     def _lexical(self, question: str) -> tuple[np.ndarray, np.ndarray | None]:
-        """Raw BM25 of each turn and of its window (None without a window index)."""
+        """Raw BM25 of each turn and of its window (None when windows weigh nothing)."""
         turn_indexes = [p.turn_lex for p in self.parts]
         terms = query_terms(question, pooled_languages(turn_indexes))
         turn = pooled_term_scores(turn_indexes, terms)
-        windows = [p.window_lex for p in self.parts if p.window_lex is not None]
-        if len(windows) != len(self.parts):
+        if self.params.w_bm25_window <= 0:
             return turn, None
-        terms = query_terms(question, pooled_languages(windows))
-        return turn, pooled_term_scores(windows, terms)
+        return turn, self._window_scores(terms)
+
+    def _window_scores(self, terms: Sequence[str]) -> np.ndarray:
+        """BM25 of each turn's window over the pool (windows as documents)."""
+        p = self.params
+        out = np.zeros(self.size, np.float64)
+        lengths = [part.window_lengths.values for part in self.parts]
+        total = sum(float(x.sum()) for x in lengths)
+        if not self.size or not total:
+            return out.astype(np.float32)
+        avgdl = total / self.size
+        for term in terms:
+            tfs = [part.window_tf(term) for part in self.parts]
+            df = sum(int(np.count_nonzero(tf)) for tf in tfs if tf is not None)
+            if not df:
+                continue
+            idf = idf_of(df, self.size)
+            for tf, length, start in zip(tfs, lengths, self._offsets, strict=False):
+                if tf is None:
+                    continue
+                hit = np.flatnonzero(tf)
+                out[start + hit] += bm25_part(tf[hit], length[hit], idf, avgdl, p.k1, p.b)
+        return out.astype(np.float32)
 
     def lexical_scores(self, question: str) -> np.ndarray:
         """Raw BM25 of each turn plus that of its window (what its lexical rank follows)."""

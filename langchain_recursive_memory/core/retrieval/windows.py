@@ -85,6 +85,7 @@ class WindowVectors:
         self._space: str | None = None
         self._by_radius = {r: _Radius() for r in self.radii}
         self._turns: Sequence[RankedTurn] = []
+        self._dirty = 0  # windows from this position on are recomputed when next needed
 
     @property
     def texts(self) -> dict[int, list[str]]:
@@ -114,13 +115,24 @@ class WindowVectors:
         return out
 
     def follow(self, turns: Sequence[RankedTurn], changed: int) -> None:
-        """Recompute the windows that can see a turn from position ``changed`` on.
+        """Note that the windows that can see a turn from position ``changed`` on changed.
 
-        A window whose text did not change keeps its vector.
+        They are recomputed when next needed (a session ranked without an embedder never
+        needs them); a window whose text did not change keeps its vector.
         """
         self._turns = turns
+        self._dirty = min(self._dirty, changed)
+
+    def _refresh(self) -> None:
+        """Recompute the windows :meth:`follow` marked (call it holding the lock)."""
+        if self._dirty >= len(self._turns) and all(
+            len(w.hashes) == len(self._turns) for w in self._by_radius.values()
+        ):
+            self._dirty = len(self._turns)
+            return
+        turns, changed = self._turns, self._dirty
         for r, w in self._by_radius.items():
-            first = max(0, changed - r)
+            first = max(0, min(changed, len(w.hashes)) - r)
             old = w.hashes[first:]
             old_have = w.have.values[first:].copy()
             hashes = [text_hash(text) for text in window_texts(turns, r, first)]
@@ -130,6 +142,7 @@ class WindowVectors:
             w.have.extend(
                 [j < len(old) and old[j] == h and bool(old_have[j]) for j, h in enumerate(hashes)]
             )
+        self._dirty = len(turns)
 
     def settled(self) -> list[int]:
         """Positions whose windows can no longer change as turns are added.
@@ -156,6 +169,7 @@ class WindowVectors:
                 w.matrix = None
 
     def _missing(self, positions: Sequence[int] | np.ndarray) -> list[tuple[int, int, Candidate]]:
+        self._refresh()
         wanted = np.asarray(positions, np.int64)
         out = []
         for r, w in self._by_radius.items():
@@ -226,6 +240,7 @@ class WindowVectors:
 
     def _current(self, radius: int, position: int, cand: Candidate) -> bool:
         """Whether the window at ``position`` is still the one ``cand`` names."""
+        self._refresh()
         return position < len(self._turns) and self.candidate(radius, position) == cand
 
     def similarity(self, query: np.ndarray, wanted: np.ndarray) -> dict[int, np.ndarray]:
@@ -234,6 +249,7 @@ class WindowVectors:
         NaN where a window has no current vector, or its position is not ``wanted`` (a
         boolean mask over the positions).
         """
+        self._refresh()
         n = len(self._turns)
         out = {}
         for r, w in self._by_radius.items():
