@@ -71,19 +71,22 @@ class Indexer:
         cfg = self.config
         return session_index(self.scope, cfg.ranker, cfg.session_gap, cfg.max_event_turns)
 
-    def steps(self, flush: bool, limit: int | None = None) -> Steps[int]:
+    def steps(self, flush: bool, limit: int | None = None, *, synced: bool = False) -> Steps[int]:
         """Index the turns that have no turn node yet; return how many were indexed.
 
         Without ``flush``, a last batch smaller than ``batch_size`` waits for more turns.
         ``limit``: index at most that many (oldest first). The state is brought up to
-        the store first (:func:`~.state.sync_steps`), once.
+        the store first (:func:`~.state.sync_steps`), once; ``synced``: the caller just
+        did.
         """
         state = self.state()
         if not state.lock.acquire(blocking=False):
-            yield from sync_steps(self.scope, state)
+            if not synced:
+                yield from sync_steps(self.scope, state)
             return 0  # another call of this process is indexing the session
         try:
-            yield from sync_steps(self.scope, state)
+            if not synced:
+                yield from sync_steps(self.scope, state)
             pending = state.pending_positions(limit)
             if not pending:
                 return 0

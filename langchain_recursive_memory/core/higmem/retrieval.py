@@ -119,11 +119,12 @@ class Retriever:
             raise ConfigurationError.for_value(
                 "scope", scope, f"session {self.scope.session_id!r} belongs to no user_id"
             )
-        yield from self.indexer.steps(flush=True)  # brings the state up to the store, once
         state = self.indexer.state()
         sessions, indexes = [self.scope.session_id], [state.index]
-        if user is not None and scope == "user":
+        if user is not None and scope == "user":  # every session brought up together
             sessions, indexes = yield from self._user_indexes_steps(user, state)
+        # Brings the state up to the store (unless just done), once; indexes what waits.
+        yield from self.indexer.steps(flush=True, synced=len(sessions) > 1)
         if not query.strip():
             return []
         query_vector = None
@@ -193,20 +194,20 @@ class Retriever:
     def _user_indexes_steps(
         self, user: str, own: SessionIndex
     ) -> Steps[tuple[list[str], list[TurnIndex]]]:
-        """Every session of the user and its index (this session's is ``own``'s)."""
+        """Every session of the user and its index, brought up to the store together."""
         store, ns = self.scope.store, self.scope.namespace
         sessions = yield from store_call(store.user_sessions, ns, user)
         ids = [s.session_id for s in sessions]
         if self.scope.session_id not in ids:
             ids.append(self.scope.session_id)
-        others = {
-            sid: Indexer(self.engine, SessionScope(store, ns, sid)).state()
+        states = {
+            sid: own
+            if sid == self.scope.session_id
+            else Indexer(self.engine, SessionScope(store, ns, sid)).state()
             for sid in ids
-            if sid != self.scope.session_id
         }
-        yield from sync_many_steps(self.scope, others)
-        indexes = [own.index if sid == self.scope.session_id else others[sid].index for sid in ids]
-        return ids, indexes
+        yield from sync_many_steps(self.scope, states)
+        return ids, [states[sid].index for sid in ids]
 
     def index_windows_steps(self) -> Steps[int]:
         """Embed the settled windows that have no current vector (after indexing).

@@ -151,6 +151,8 @@ class SessionLifecycle(UserStore):
         owner = UserScope.of(scope.namespace, user) if user is not None else None
         if owner is not None and not self._sessions.of_user(owner):
             self._delete_user_own(owner)  # its last session is gone: so is the user
+        elif owner is not None:
+            self._users.touch_sessions(owner)
 
     # -- derived state dropped for a rebuild (see :mod:`..recursive.rebuild`) --------------
 

@@ -69,6 +69,8 @@ class _Known:
     recorded: bool = True
 
 
+SESSIONS_STAMP = "sstamp"
+"""The user record's field that changes whenever a session joins or leaves the user."""
 USER_LEASE_PERIOD = 10.0
 """Seconds of a user's merge lease period (a holder that dies blocks for at most two)."""
 USER_LEASE_WAIT = 3 * USER_LEASE_PERIOD
@@ -95,7 +97,21 @@ class UserList(ListRepository):
 
     def register(self, user: UserScope) -> None:
         """Record the user once (insert-if-absent: the first registration's time stays)."""
-        self.add_once(user, user.user_id, {"created": time.time(), "stamp": uuid.uuid4().hex})
+        stamps = {"stamp": uuid.uuid4().hex, SESSIONS_STAMP: uuid.uuid4().hex}
+        self.add_once(user, user.user_id, {"created": time.time(), **stamps})
+
+    def sessions_stamp(self, user: UserScope) -> str:
+        """A token that changes whenever a session joins or leaves the user ("": unknown)."""
+        meta = self.fields("read the user", user, user_record_id(user.key)) or {}
+        return str(meta.get(SESSIONS_STAMP, ""))
+
+    def touch_sessions(self, user: UserScope) -> None:
+        """Give the user's list of sessions a new stamp (a session joined or left)."""
+        self.set_fields(
+            "stamp the user's sessions",
+            user_record_id(user.key),
+            {SESSIONS_STAMP: uuid.uuid4().hex},
+        )
 
     def stamp(self, user: UserScope) -> str:
         """The stamp of the user's facts ("" for an unknown user)."""
@@ -201,6 +217,8 @@ class UserStore:
             return
         self._users.register(user)
         before = self._sessions.join(scope)
+        if before is None:
+            self._users.touch_sessions(user)
         if before is not None and before != user_id:
             self._remember_user(namespace, session_id, before)
             raise ConfigurationError.for_value(
@@ -216,8 +234,21 @@ class UserStore:
         return self._users.entries(namespace)
 
     def user_sessions(self, namespace: str, user_id: str) -> list[SessionInfo]:
-        """The sessions of a user, oldest first."""
-        return self._sessions.of_user(UserScope.of(namespace, user_id))
+        """The sessions of a user, oldest first.
+
+        Kept in the store's caches while the user's sessions stamp (one read by id) is the
+        one they were listed at: a user's every read need not list its sessions again.
+        """
+        user = UserScope.of(namespace, user_id)
+        stamp = self._users.sessions_stamp(user)
+        key = (*user_cache_key(namespace, user_id), "sessions")
+        cached = self.caches.users.get(key)
+        if stamp and cached is not None and cached[0] == stamp:
+            return list(cached[1])
+        found = self._sessions.of_user(user)
+        if stamp:
+            self.caches.users.put(key, (stamp, tuple(found)))
+        return found
 
     # -- the user's facts --------------------------------------------------------------------
 
