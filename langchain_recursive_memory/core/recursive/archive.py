@@ -240,17 +240,19 @@ class UserArchive:
 def _states_steps(
     store: MemoryStore, namespace: str, archives: dict[str, ArchiveIndex]
 ) -> Steps[dict[str, SessionState]]:
-    """Each session's state (its latest version, its unfolded turns).
+    """Each session's state (its latest version, its unfolded turns not held yet).
 
-    Two reads for all the sessions this process has seen; one ``load`` for each it has
-    not (the first time only: then its whole log is read anyway).
+    Two reads for all the sessions this process has seen (their new versions; the ids of
+    their unfolded turns, those not held read by id); one ``load`` for each it has not
+    (the first time only: then its whole log is read anyway).
     """
     seen = {sid: archive.state() for sid, archive in archives.items()}
     known = {sid: s.version if s is not None else 0 for sid, (s, done) in seen.items() if done}
     out: dict[str, SessionState] = {}
     if known:
         newer = yield from store_call(store.summaries_since, namespace, known)
-        unfolded = yield from store_call(store.unfolded_turns, namespace, list(known))
+        held = {sid: archives[sid]._holder().index for sid in known}
+        unfolded = yield from store_call(store.unfolded_turns, namespace, list(known), held)
         for sid in known:
             latest = newer[sid][-1] if newer[sid] else seen[sid][0]
             out[sid] = SessionState(latest, tuple(unfolded[sid]), ())

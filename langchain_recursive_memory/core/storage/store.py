@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -258,11 +258,18 @@ class MemoryStore(SessionLifecycle):
         return {sid: found[s.key] for sid, s in scopes.items()}
 
     def unfolded_turns(
-        self, namespace: str, session_ids: Sequence[str]
+        self,
+        namespace: str,
+        session_ids: Sequence[str],
+        known: Mapping[str, Container[str]] | None = None,
     ) -> dict[str, list[StoredTurn]]:
-        """The unfolded turns of several sessions, in one read (session id -> oldest first)."""
+        """The unfolded turns of several sessions (session id -> oldest first), read together.
+
+        ``known``: session id -> turn ids the caller holds; those are not read again.
+        """
         scopes = {sid: Scope.of(namespace, sid) for sid in dict.fromkeys(session_ids)}
-        found = self._turn_log.unfolded_of(list(scopes.values()))
+        keyed = {s.key: known.get(sid, ()) for sid, s in scopes.items()} if known else None
+        found = self._turn_log.unfolded_of(list(scopes.values()), keyed)
         return {sid: found[s.key] for sid, s in scopes.items()}
 
     def settle(self, state: SessionState) -> SessionState:

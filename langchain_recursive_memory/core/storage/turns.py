@@ -11,7 +11,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -260,17 +260,36 @@ class TurnLog(Repository):
         self._observe_seq(scope.key, out)
         return out
 
-    def unfolded_of(self, scopes: Sequence[Scope]) -> dict[str, list[StoredTurn]]:
-        """The unfolded turns of several sessions in one read: session key -> oldest first."""
+    def unfolded_of(
+        self, scopes: Sequence[Scope], known: Mapping[str, Container[str]] | None = None
+    ) -> dict[str, list[StoredTurn]]:
+        """The unfolded turns of several sessions in one read: session key -> oldest first.
+
+        ``known``: session key -> turn ids the caller holds already; then only the ids are
+        read, and the other turns by id (a second read, when there are any).
+        """
         by_key = {scope.key: scope for scope in scopes}
         out: dict[str, list[StoredTurn]] = {key: [] for key in by_key}
         if not by_key:
             return out
         where = {"open": {"$in": [open_key(key, True) for key in by_key]}}
+        include = ["documents", "metadatas"] if known is None else []
         got = self.chroma.call(
-            "read unfolded turns",
-            partial(self.collection.get, where=where, include=["documents", "metadatas"]),
+            "read unfolded turns", partial(self.collection.get, where=where, include=include)
         )
+        if known is not None:
+            wanted = [
+                rid
+                for rid in got["ids"]
+                if (key := rid.split(":", 1)[0]) in by_key
+                and rid[len(key) + len(":t:") :] not in known.get(key, ())
+            ]
+            if not wanted:
+                return out
+            got = self.chroma.call(
+                "read turns by id",
+                partial(self.collection.get, ids=wanted, include=["documents", "metadatas"]),
+            )
         rows: dict[str, list[tuple[str, Mapping[str, Any]]]] = {key: [] for key in by_key}
         for doc, meta in zip(got["documents"] or [], got["metadatas"] or [], strict=True):
             key = str(meta.get("open", ""))[: -len(":1")]
