@@ -423,6 +423,7 @@ def _is_skipped_statement(toks: list[tokenize.TokenInfo]) -> bool:
     """
     if toks[0].type == tokenize.NAME and toks[0].string in ("import", "from", "__all__"):
         return True
+
     strings = (tokenize.STRING, _FSTRING_START)
     return all(t.type in strings for t in toks if t.type != tokenize.OP) and toks[0].type in strings
 
@@ -452,6 +453,11 @@ def repeat_lines(source: Source) -> list[Line]:
     lines: list[Line] = []
     for statement in _logical_lines(source.tokens):
         if _is_skipped_statement(statement):
+            continue
+        names = [t.string for t in statement[:3]]
+        if "def" in names[:2]:  # a signature declares: sync and async twins repeat theirs
+            name = names[names.index("def") + 1]  # by design; it counts as its name alone
+            lines.append(Line(statement[0].start[0], f"def {name}", f"def {name}", False))
             continue
         rows: dict[int, list[tuple[str, str]]] = defaultdict(list)
         for row, shape, text in _shape_tokens(statement):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..cache import CacheLimits, StoreCaches
@@ -273,24 +272,8 @@ class MemoryStore(SessionLifecycle):
         return {sid: found[s.key] for sid, s in scopes.items()}
 
     def settle(self, state: SessionState) -> SessionState:
-        """Move turns that landed late after the turns the summary folded; return the state.
-
-        A writer orders a turn by its clock before the write lands; when another writer
-        folds in between, the turn can land ordered before turns already summarized. Such
-        a turn gets an order key just after the summary's last one (their order kept), so
-        that the next version folds it after them: summary ranges stay contiguous.
-        """
-        summary = state.summary
-        if summary is None or not summary.last_seq:
-            return state
-        passed = set(summary.passed_ids)
-        late = [t for t in state.turns if t.seq <= summary.last_seq and t.id not in passed]
-        if not late:
-            return state
-        scope = Scope.of(summary.namespace, summary.session_id)
-        moved = {t.id: t for t in self._turn_log.move_after(scope, late, summary.last_seq)}
-        turns = sorted((moved.get(t.id, t) for t in state.turns), key=lambda t: (t.seq, t.id))
-        return replace(state, turns=tuple(turns))
+        """Move turns that landed late after the summary's turns (see :meth:`TurnLog.settle`)."""
+        return self._turn_log.settle(state)
 
     def claim_fold(self, namespace: str, session_id: str, holder: str, period: float) -> bool:
         """Claim (or renew) the session's fold lease for ``holder``; whether it holds it.

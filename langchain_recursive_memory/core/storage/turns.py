@@ -28,7 +28,7 @@ from .keys import (
     open_key,
     turn_record_id,
 )
-from .records import StoredTurn
+from .records import SessionState, StoredTurn
 from .repository import Repository, decoded, placeholders
 
 __all__ = [
@@ -338,6 +338,26 @@ class TurnLog(Repository):
             )
             self._observe_seq(scope.key, moved)
         return moved
+
+    def settle(self, state: SessionState) -> SessionState:
+        """Move turns that landed late after the turns the summary folded; return the state.
+
+        A writer orders a turn by its clock before the write lands; when another writer
+        folds in between, the turn can land ordered before turns already summarized. Such
+        a turn gets an order key just after the summary's last one (their order kept), so
+        that the next version folds it after them: summary ranges stay contiguous.
+        """
+        summary = state.summary
+        if summary is None or not summary.last_seq:
+            return state
+        passed = set(summary.passed_ids)
+        late = [t for t in state.turns if t.seq <= summary.last_seq and t.id not in passed]
+        if not late:
+            return state
+        scope = Scope.of(summary.namespace, summary.session_id)
+        moved = {t.id: t for t in self.move_after(scope, late, summary.last_seq)}
+        turns = sorted((moved.get(t.id, t) for t in state.turns), key=lambda t: (t.seq, t.id))
+        return replace(state, turns=tuple(turns))
 
     # -- expiry ---------------------------------------------------------------------------
 
