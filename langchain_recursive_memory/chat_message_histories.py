@@ -24,6 +24,13 @@ from collections.abc import Callable, Sequence
 from os import PathLike
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .core.errors import MissingDependencyError
+
+try:  # the framework first: without it, name the extra that installs it
+    import langchain_core  # noqa: F401
+except ImportError as exc:
+    raise MissingDependencyError.for_import(exc, __name__) from exc
+
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from typing_extensions import Unpack
