@@ -73,7 +73,8 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
         store: A ready :class:`~.core.MemoryStore` instead of ``path`` or ``client``.
         namespace: Isolates apps or tenants sharing a store (default ``"default"``).
         max_tokens: Budget of everything ``messages`` returns (default 2000).
-        max_summary_tokens: Enforced cap of the summary (default 300).
+        max_summary_tokens: Enforced cap of the summary (default 300, or a quarter of a
+            ``max_tokens`` under 1,200).
         max_messages: Also fold when more messages than this are unfolded (default: off).
         keep_tokens: Tokens of recent messages kept verbatim after a fold (default: half
             the window budget).

@@ -28,7 +28,7 @@ from ..core import (
     default_path,
 )
 from ..core.builder import MemoryOptions, build_memory
-from ..core.config import DEFAULT_MAX_TOKENS, DEFAULT_SUMMARY_TOKENS
+from ..core.config import DEFAULT_MAX_TOKENS
 from ..core.models import (
     DEFAULT_MAX_OUTPUT_TOKENS,
     DEFAULT_MODEL_TIMEOUT,
@@ -104,7 +104,10 @@ SummaryTokensOption = Annotated[
     typer.Option(
         "--summary-tokens",
         min=16,
-        help="Cap of the summary, inside --max-tokens (default: the session's, else 300).",
+        help=(
+            "Cap of the summary, inside --max-tokens (default: the session's, else 300, or "
+            "a quarter of a --max-tokens under 1,200)."
+        ),
     ),
 ]
 _USER_HELP = (
@@ -316,7 +319,7 @@ def _make_memory(
         return HiGMem(session_id, model=model, store=store, namespace=namespace, user_id=user_id)
     options = MemoryOptions(
         max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
-        max_summary_tokens=summary_tokens or DEFAULT_SUMMARY_TOKENS,
+        max_summary_tokens=summary_tokens,  # None: the one rule (core.config.summary_cap)
         extract_facts=kind is MemoryKind.hybrid,  # the hybrid memory: facts and recall
     )
     return build_memory(

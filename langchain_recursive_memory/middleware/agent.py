@@ -153,7 +153,8 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         namespace: Isolates apps or tenants sharing a store (default ``"default"``).
         max_tokens: Budget of the summary, recalled memories and messages sent on each
             model call (default 2000), counted with ``tokenizer_model``'s encoding.
-        max_summary_tokens: Enforced cap of the summary (default 300).
+        max_summary_tokens: Enforced cap of the summary (default 300, or a quarter of a
+            ``max_tokens`` under 1,200).
         max_messages: Also fold when more messages than this are unfolded (default: off).
         keep_tokens: Tokens of recent messages kept verbatim after a fold (default: half
             the window budget).
