@@ -99,16 +99,12 @@ MaxTokensOption = Annotated[
         ),
     ),
 ]
+_SUMMARY_TOKENS_HELP = (
+    "Cap of the summary, inside --max-tokens (default: the session's, else 300, or a "
+    "quarter of a --max-tokens under 1,200)."
+)
 SummaryTokensOption = Annotated[
-    int | None,
-    typer.Option(
-        "--summary-tokens",
-        min=16,
-        help=(
-            "Cap of the summary, inside --max-tokens (default: the session's, else 300, or "
-            "a quarter of a --max-tokens under 1,200)."
-        ),
-    ),
+    int | None, typer.Option("--summary-tokens", min=16, help=_SUMMARY_TOKENS_HELP)
 ]
 _USER_HELP = (
     "The user the sessions belong to: the facts of each of the user's sessions are "
