@@ -197,14 +197,22 @@ class Settings:
             return MemoryStore.http(self.host, self.port, prefix=self.prefix)
         return MemoryStore.persistent(path or self.path or default_path(), prefix=self.prefix)
 
-    def existing_store(self) -> MemoryStore | None:
-        """The configured store, or None when an embedded one does not exist.
+    def existing_store(self) -> MemoryStore:
+        """The configured store, which must exist: read-only commands use it.
 
-        Read-only commands use it: they never create a store at a mistyped path.
+        They never create a store at a mistyped path: a folder that does not exist, or
+        holds no store, exits 1 and says so.
         """
-        if self.host is None and not ((self.path or default_path()) / "chroma.sqlite3").exists():
-            return None
+        if self.host is None:
+            where = self.path or default_path()
+            if not where.is_dir():
+                raise _fail(f"no memory store at {where}: the folder does not exist ({_CHECK})")
+            if not (where / "chroma.sqlite3").exists():
+                raise _fail(f"no memory store at {where}: the folder holds none ({_CHECK})")
         return self.open_store()
+
+
+_CHECK = "check --path, or $LANGCHAIN_RECURSIVE_MEMORY_PATH; `lrm ingest` creates a store"
 
 
 # -- small helpers ----------------------------------------------------------------------------
@@ -324,17 +332,14 @@ def _make_memory(
 
 
 def _require_session(
-    store: MemoryStore | None, namespace: str, session_id: str
+    store: MemoryStore, namespace: str, session_id: str
 ) -> tuple[MemoryStore, int]:
     """Return the store and the session's turn count.
 
-    Exits 1 when nothing is stored for the session (or there is no store).
+    Exits 1 when nothing is stored for the session.
     """
-    count = store.count_turns(namespace, session_id) if store is not None else 0
-    known = store is not None and (
-        count > 0 or any(s.session_id == session_id for s in store.sessions(namespace))
-    )
-    if store is None or not known:
+    count = store.count_turns(namespace, session_id)
+    if count == 0 and not any(s.session_id == session_id for s in store.sessions(namespace)):
         raise _fail(
             f"no session {session_id!r} in namespace {namespace!r} "
             "(list them with the `sessions` command)"

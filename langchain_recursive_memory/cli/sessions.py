@@ -33,8 +33,8 @@ def list_sessions(ctx: typer.Context) -> None:
     console = _console()
     with _reported_errors():
         store = settings.existing_store()
-        found = store.sessions(settings.namespace) if store is not None else []
-        if store is None or not found:
+        found = store.sessions(settings.namespace)
+        if not found:
             console.print(f"No sessions in {settings.location()}.")
             return
         activity = store.activity(settings.namespace)
@@ -94,7 +94,7 @@ def expire(
     console = _console()
     with _reported_errors():
         store = settings.existing_store()
-        doomed = _expire(store, settings, seconds, dry_run=dry_run) if store is not None else []
+        doomed = _expire(store, settings, seconds, dry_run=dry_run)
         verb = "Would delete" if dry_run else "Deleted"
         scope = (
             f"namespace {settings.namespace!r}"

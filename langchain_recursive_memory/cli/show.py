@@ -132,8 +132,7 @@ def show(
 def _show_user(settings: Settings, user: str) -> None:
     """Print a user's sessions and facts (exit 1 when the store has no such user)."""
     store = settings.existing_store()
-    known = store is not None and any(u.user_id == user for u in store.users(settings.ns))
-    if store is None or not known:
+    if not any(u.user_id == user for u in store.users(settings.ns)):
         raise _fail(f"no user {user!r} in namespace {settings.ns!r} (list them with `lrm users`)")
     render_user(_console(), store, settings.ns, user, settings.location())
 
