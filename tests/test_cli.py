@@ -148,7 +148,7 @@ def test_ingest_with_a_model_needs_langchain_and_says_so(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "langchain_recursive_memory.language_models", None)
     result = lrm(tmp_path / "store", "ingest", str(chat), "-s", "s", "--model", "openai:gpt-x")
     assert result.exit_code == 1
-    assert "error: ConfigurationError" in result.output
+    assert result.output.startswith("error: --model='openai:gpt-x': a 'provider:model' needs")
     assert "langchain-recursive-memory[agents]" in result.output
     assert "Traceback" not in result.output
 
@@ -158,7 +158,7 @@ def test_ingest_with_an_unknown_provider_is_one_clear_error(tmp_path):
     chat = write_chat(tmp_path / "chat.jsonl", exchanges=2)
     result = lrm(tmp_path / "store", "ingest", str(chat), "-s", "s", "--model", "nosuch:model")
     assert result.exit_code == 1
-    assert result.output.startswith("error: ConfigurationError: llm='nosuch:model'")
+    assert result.output.startswith("error: llm='nosuch:model'")
     assert count(tmp_path / "store", "s") == 0
 
 
@@ -386,7 +386,7 @@ def test_package_errors_are_one_line_and_exit_1(tmp_path):
 def test_an_unreachable_server_is_one_line_and_exit_1():
     result = make_runner().invoke(app, ["--host", "127.0.0.1", "--port", "1", "sessions"])
     assert result.exit_code == 1, result.output
-    assert result.output.startswith("error: StoreError: the Chroma server at 127.0.0.1:1")
+    assert result.output.startswith("error: the Chroma server at 127.0.0.1:1")
 
 
 def test_not_locomo_is_a_clear_error(tmp_path):

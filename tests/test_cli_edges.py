@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -71,3 +67,81 @@ def test_a_folder_without_a_store_is_said_to_hold_none(tmp_path):
     assert result.exit_code == 1, result.output
     assert f"no memory store at {empty}: the folder holds none" in result.output
     assert list(empty.iterdir()) == []
+
+
+# -- item 12: one style for input errors ------------------------------------------------------
+
+CLASS_NAME = re.compile(r"error: \w+Error:")
+
+
+def test_a_line_that_is_not_json_is_named_by_file_and_line(tmp_path):
+    bad = tmp_path / "chat.jsonl"
+    bad.write_text('{"role": "user", "content": "hi"}\nnot json\n', encoding="utf-8")
+    result = lrm(tmp_path / "store", "ingest", str(bad), "-s", "s", "--no-progress")
+    assert result.exit_code == 1
+    assert result.output == (
+        f"error: {bad}:2: not JSON (Expecting value: line 1 column 1 (char 0))\n"
+    )
+
+
+def test_an_unknown_role_is_named_by_file_and_line(tmp_path):
+    bad = tmp_path / "chat.jsonl"
+    bad.write_text(
+        '{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "a"}\n\n\n'
+        '{"role": "wizard", "content": "x"}\n',
+        encoding="utf-8",
+    )
+    result = lrm(tmp_path / "store", "ingest", str(bad), "-s", "s", "--no-progress")
+    assert result.exit_code == 1
+    assert result.output.startswith(f"error: {bad}:5: unknown role 'wizard' (use ")
+    assert not CLASS_NAME.search(result.output)
+
+
+@pytest.mark.parametrize(
+    ("record", "problem"),
+    [
+        ({"role": "user", "content": 5}, "content must be a string, null or a list of parts"),
+        ({"role": "user", "content": "x", "created_at": "yesterday"}, "created_at 'yesterday'"),
+        ([1, 2], "not a message object"),
+    ],
+)
+def test_every_record_error_names_file_and_line(tmp_path, record, problem):
+    bad = write_jsonl(tmp_path / "chat.jsonl", [{"role": "user", "content": "hi"}, record])
+    result = lrm(tmp_path / "store", "ingest", str(bad), "-s", "s", "--no-progress")
+    assert result.exit_code == 1
+    assert result.output.startswith(f"error: {bad}:2: "), result.output
+    assert problem in result.output and not CLASS_NAME.search(result.output)
+
+
+@pytest.mark.parametrize("text", ["", "\n\n  \n"])
+def test_an_empty_transcript_is_reported_not_ingested(tmp_path, text):
+    empty = tmp_path / "chat.jsonl"
+    empty.write_text(text, encoding="utf-8")
+    result = lrm(tmp_path / "store", "ingest", str(empty), "-s", "s", "--no-progress")
+    assert result.exit_code == 1
+    assert result.output == f"error: {empty}: no messages to ingest (the file is empty)\n"
+    assert "Ingested" not in result.output
+
+
+def test_errors_carry_no_class_names(tmp_path):
+    result = CliRunner().invoke(app, ["--host", "127.0.0.1", "--port", "1", "sessions"])
+    assert result.exit_code == 1
+    assert result.output.startswith("error: the Chroma server at 127.0.0.1:1")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["sessions", "--path", "/tmp/x"],
+        ["show", "s", "--namespace", "team"],
+        ["ingest", "chat.jsonl", "-s", "s", "--prefix", "p"],
+    ],
+)
+def test_a_global_option_after_the_command_gets_a_hint(args):
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(app, args)
+    assert result.exit_code == 2
+    option = next(a for a in args if a.startswith("--") and a not in ("--no-progress",))
+    flat = " ".join(result.output.replace("│", " ").split())
+    assert f"No such option: {option}" in flat
+    assert f"{option} is a global option: give it before the command" in flat
+    assert f"lrm {option} {args[args.index(option) + 1]} {args[0]}" in flat

@@ -36,6 +36,7 @@ from ..core.models import (
     DEFAULT_TEMPERATURE,
     ModelSettings,
 )
+from ._group import LrmGroup
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -65,6 +66,7 @@ app = typer.Typer(
         "Long-term conversation memory on Chroma: ingest transcripts, inspect the summary, "
         "window and facts, recall memories, manage sessions. Offline demo: `lrm demo`."
     ),
+    cls=LrmGroup,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -264,11 +266,15 @@ def _fail(message: str, code: int = 1) -> typer.Exit:
 
 @contextmanager
 def _reported_errors() -> Iterator[None]:
-    """Turn the package's errors into one line on stderr and exit code 1 (no traceback)."""
+    """Turn the package's errors into one line on stderr and exit code 1 (no traceback).
+
+    The line is the error's message, without its class name: ``error: chat.jsonl:5:
+    unknown role 'wizard' (...)``.
+    """
     try:
         yield
     except RecursiveMemoryError as exc:
-        raise _fail(f"{type(exc).__name__}: {exc}") from None
+        raise _fail(str(exc)) from None
     except KeyboardInterrupt:
         raise _fail("interrupted (run the same command again to resume)", 130) from None
 
