@@ -145,3 +145,54 @@ def test_a_global_option_after_the_command_gets_a_hint(args):
     assert f"No such option: {option}" in flat
     assert f"{option} is a global option: give it before the command" in flat
     assert f"lrm {option} {args[args.index(option) + 1]} {args[0]}" in flat
+
+
+# -- item 13: expire by write time, or by the turns' own times when asked -----------------------
+
+
+def test_expire_goes_by_write_time_unless_asked_for_the_turns_own_times(tmp_path):
+    old = write_jsonl(
+        tmp_path / "old.jsonl",
+        [
+            {"role": "user", "content": "Booked the ferry.", "created_at": "2024-03-01T10:00:00Z"},
+            {"role": "assistant", "content": "Noted.", "created_at": "2024-03-01T10:01:00Z"},
+        ],
+    )
+    store = tmp_path / "store"
+    lrm(store, "ingest", str(old), "-s", "imported", "--no-progress")
+    lrm(store, "ingest", str(chat(tmp_path / "live.jsonl")), "-s", "live", "--no-progress")
+
+    # Ingested today: written today, so not expired by the default (write time).
+    kept = lrm(store, "expire", "--older-than", "1d")
+    assert kept.exit_code == 0 and "Deleted 0 session(s)" in kept.output
+
+    dry = lrm(store, "expire", "--older-than", "1d", "--by", "created", "--dry-run")
+    assert "Would delete 1 session(s)" in dry.output and "imported" in dry.output
+    assert "2024-03-01 10:01" in dry.output  # the newest turn's own time
+
+    gone = lrm(store, "expire", "--older-than", "1d", "--by", "created")
+    assert gone.exit_code == 0, gone.output
+    assert "Deleted 1 session(s)" in gone.output and "imported" in gone.output
+    listed = lrm(store, "sessions").output
+    assert "live" in listed and "imported" not in listed
+
+
+def test_the_store_expires_by_created_at_when_asked(tmp_path):
+    from langchain_recursive_memory.core import (
+        ConfigurationError,
+        MemoryStore,
+        RecursiveMemory,
+        Turn,
+    )
+
+    store = MemoryStore.in_memory()
+    RecursiveMemory("imported", store=store).add(
+        Turn(role="user", text="An old note.", created_at=1_700_000_000.0)
+    )
+    RecursiveMemory("live", store=store).add(Turn(role="user", text="A new note."))
+    assert store.expire(86_400) == []
+    assert store.activity(by="created")[("default", "imported")] == 1_700_000_000.0
+    assert store.expire(86_400, by="created") == [("default", "imported")]
+    assert [s.session_id for s in store.sessions()] == ["live"]
+    with pytest.raises(ConfigurationError, match="by='age'"):
+        store.expire(86_400, by="age")
