@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -196,3 +200,44 @@ def test_the_store_expires_by_created_at_when_asked(tmp_path):
     assert [s.session_id for s in store.sessions()] == ["live"]
     with pytest.raises(ConfigurationError, match="by='age'"):
         store.expire(86_400, by="age")
+
+
+# -- item 14: the demo's progress bar and suggested commands ----------------------------------
+
+
+def test_the_demo_bar_counts_what_it_says_and_its_commands_run_as_printed(tmp_path):
+    script = Path(sys.executable).parent / "lrm"
+    if not script.exists():
+        pytest.skip("no lrm script beside the interpreter")
+    venv_lrm = os.path.relpath(script, ROOT)  # as the README's first command runs it
+    env = {
+        "PATH": "/usr/bin:/bin",  # the venv is not activated
+        "TMPDIR": str(tmp_path),
+        "HOME": str(tmp_path),
+        "COLUMNS": "160",
+        "LANGCHAIN_RECURSIVE_MEMORY_PATH": str(tmp_path / "default"),
+    }
+    run = subprocess.run(
+        [venv_lrm, "demo", "--exchanges", "12"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    bars = re.findall(r"(\w+): 100%\|.*?\| (\d+)/(\d+)", run.stderr)
+    assert bars, run.stderr
+    label, done, total = bars[-1]
+    expected = {"exchanges": 12, "turns": 24, "messages": 24}
+    assert label in expected and int(total) == int(done) == expected[label], bars[-1]
+
+    commands = [line.strip() for line in run.stdout.split("Explore the store:")[1].splitlines()]
+    commands = [c for c in commands if c]
+    assert len(commands) == 2, run.stdout
+    for command in commands:
+        out = subprocess.run(
+            command, shell=True, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+        )
+        assert out.returncode == 0, (command, out.stdout + out.stderr)
+        assert shlex.split(command)[0] == venv_lrm
