@@ -241,3 +241,82 @@ def test_the_demo_bar_counts_what_it_says_and_its_commands_run_as_printed(tmp_pa
         )
         assert out.returncode == 0, (command, out.stdout + out.stderr)
         assert shlex.split(command)[0] == venv_lrm
+
+
+# -- items 4 and 5: show shows structure, reasoning collapsed ---------------------------------
+
+THOUGHT = "The user wants the weather in Lima; the photo is of the coast."
+
+
+def structured_chat(path: Path) -> Path:
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    return write_jsonl(
+        path,
+        [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "Weather in Lima? Look:"}, image],
+            },
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": THOUGHT, "signature": "c2ln"},
+                    {"type": "text", "text": "Let me check."},
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_1",
+                        "name": "weather",
+                        "input": {"city": "Lima"},
+                    },
+                ],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "19 C"}],
+            },
+            {"role": "assistant", "content": "It is 19 C and sunny."},
+        ],
+    )
+
+
+def window_rows(output: str) -> list[str]:
+    table = output.split("Window:")[1].split("Facts")[0]
+    return [" ".join(line.replace("│", " ").split()) for line in table.splitlines() if "│" in line]
+
+
+def test_show_shows_calls_results_media_and_collapsed_reasoning(tmp_path):
+    store = tmp_path / "store"
+    lrm(store, "ingest", str(structured_chat(tmp_path / "chat.jsonl")), "-s", "s", "--no-progress")
+    result = lrm(store, "show", "s")
+    assert result.exit_code == 0, result.output
+    rows = window_rows(result.output)
+    user, call, answer, final = (
+        next(r for r in rows if key in r)
+        for key in ("Weather in Lima", "Let me check", "19 C", "sunny")
+    )
+    assert "[image, ~765 tokens]" in user
+    assert re.search(r"\[reasoning, \d+ tokens\]", call)
+    assert "-> weather(city='Lima')" in call
+    assert "[result of toolu_1] 19 C" in answer
+    assert final.endswith("It is 19 C and sunny.")  # plain text stays plain
+    assert THOUGHT not in result.output and "coast" not in result.output
+
+    shown = lrm(store, "show", "s", "--reasoning")
+    assert "coast" in " ".join(window_rows(shown.output))
+
+
+def test_recall_never_returns_reasoning(tmp_path):
+    store = tmp_path / "store"
+    lrm(
+        store,
+        "ingest",
+        str(structured_chat(tmp_path / "chat.jsonl")),
+        "-s",
+        "s",
+        "--no-progress",
+        "--max-tokens",
+        "200",
+    )
+    result = lrm(store, "recall", "s", "the photo the weather in Lima", "--max-tokens", "200")
+    assert result.exit_code == 0, result.output
+    assert "coast" not in result.output

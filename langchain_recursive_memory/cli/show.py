@@ -104,6 +104,12 @@ def show(
     window_rows: Annotated[
         int, typer.Option("--rows", min=0, help="Most window messages to list (newest).")
     ] = 30,
+    reasoning: Annotated[
+        bool,
+        typer.Option(
+            "--reasoning", help="Show the messages' reasoning in full (default: collapsed)."
+        ),
+    ] = False,
 ) -> None:
     """Show a session (summary, window, facts, HiGMem events, tokens), or a user's memory."""
     settings = _settings(ctx)
@@ -126,7 +132,7 @@ def show(
                 style="bold",
             )
         )
-        render_show(console, memory, window_rows=window_rows)
+        render_show(console, memory, window_rows=window_rows, reasoning=reasoning)
 
 
 def _show_user(settings: Settings, user: str) -> None:

@@ -291,6 +291,14 @@ class TokenCounter:
             return sum(self._count_value(v) for v in value)
         return self.count_text(json.dumps(value, ensure_ascii=False))
 
+    def count_block(self, block: Any) -> int:
+        """Return the tokens of one content block, as :meth:`count_turn` counts it.
+
+        Text-bearing blocks (text, reasoning, tool results) count their text; media
+        blocks count ``media_tokens``.
+        """
+        return self._count_value(block)
+
     def count_turn(self, turn: Turn) -> int:
         """Return the tokens ``turn`` costs as one message of a chat request.
 
