@@ -10,6 +10,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from .errors import ConfigurationError, InvalidInputError
 from .tokenizer import REPLY_PRIMING_TOKENS, TOKENS_PER_MESSAGE
@@ -24,6 +25,7 @@ __all__ = [
     "MemoryConfig",
     "check_int",
     "recall_share",
+    "smallest_summary_budget",
     "summary_cap",
 ]
 
@@ -71,6 +73,31 @@ def summary_cap(max_tokens: int, max_summary_tokens: int | None) -> int:
         return max_summary_tokens
     check_int("max_tokens", max_tokens)
     return max(MIN_SUMMARY_TOKENS, min(DEFAULT_SUMMARY_TOKENS, max_tokens // RECALL_SHARE))
+
+
+def smallest_summary_budget() -> int:
+    """The smallest ``max_tokens`` with room for a summary (the default cap) and messages.
+
+    A smaller budget is too small for a summary: the LlamaIndex memory then behaves as
+    ``ChatMemoryBuffer`` does (the newest messages that fit, no summary).
+
+    Example:
+        >>> smallest_summary_budget()
+        82
+    """
+    return _smallest_summary_budget()
+
+
+@cache
+def _smallest_summary_budget() -> int:
+    budget = MIN_SUMMARY_TOKENS
+    while True:
+        try:
+            MemoryConfig(max_tokens=budget)
+        except ConfigurationError:
+            budget += 1
+            continue
+        return budget
 
 
 def recall_share(max_tokens: int, recall_tokens: int | None, *, hybrid: bool) -> int:
