@@ -116,8 +116,9 @@ def agent_for(store, provider: Provider, max_tokens: int = 4000):
     return agent, mw
 
 
-def ask(agent, n: int, thread: str = "t") -> None:
+def ask(agent, n: int, thread: str = "t", marker: str = "") -> None:
     question = f"Question {n}: find me a flight to Lisbon and a hotel near the river, please. " * 6
+    question += marker
     agent.invoke({"messages": [HumanMessage(question)]}, {"configurable": {"thread_id": thread}})
 
 
@@ -153,14 +154,24 @@ def test_reported_usage_corrects_the_next_request_of_the_thread(store, caplog, h
 
 
 def test_the_correction_is_per_thread(store):
-    provider = Provider(hidden=400)
+    class PerThread(Provider):
+        """Adds 600 hidden tokens to thread a's requests only."""
+
+        def received(self, messages: list[BaseMessage]) -> int:
+            extra = 600 if any("thread-a" in m.text for m in messages) else 0
+            return super().received(messages) + extra
+
+    provider = PerThread()
     agent, _ = agent_for(store, provider)
-    for n in range(6):
-        ask(agent, n, thread="a")
-    first_of_b = len(provider.requests)
-    ask(agent, 0, thread="b")
-    # A new thread starts from the conservative count (its first request has no report yet).
-    assert provider.requests[first_of_b][1] <= 4000 + 400
+    seen: dict[str, list[int]] = {"a": [], "b": []}
+    for n in range(8):
+        for name in ("a", "b"):
+            before = len(provider.requests)
+            ask(agent, n, thread=name, marker=f"thread-{name}")
+            seen[name] += [tokens for _, tokens in provider.requests[before:]]
+    assert max(seen["a"][1:]) <= 4000, seen["a"]
+    assert max(seen["b"]) <= 4000, seen["b"]
+    assert max(seen["b"]) > 3500, seen["b"]  # thread a's correction did not shrink thread b
 
 
 def test_a_cut_tool_result_warns_once_per_thread(store, caplog):
