@@ -45,7 +45,9 @@ def buffer_options(options: MemoryOptions, token_limit: int) -> MemoryOptions | 
     if options.config is not None or options.max_summary_tokens is not None:
         return None
     smallest = smallest_summary_budget()
-    if token_limit >= smallest:
+    if not isinstance(token_limit, int) or isinstance(token_limit, bool):
+        return None  # not a budget: the configuration's check names it
+    if not 1 <= token_limit < smallest:
         return None
     logger.warning(
         "token_limit=%d is too small for a summary (it needs at least %d tokens): the "

@@ -99,19 +99,6 @@ def test_lexical_recall_does_not_match_reasoning(store):
     assert [h for h in memory.recall(SECRET, k=5) if h.kind == "turn" and h.score > 0] == []
 
 
-def test_a_turn_stored_before_with_reasoning_in_its_text_reads_without_it(store):
-    old = Turn(
-        role="assistant",
-        text=f"{THINKING['thinking']}\nNine.",
-        blocks=(THINKING, {"type": "text", "text": "Nine."}),
-    )
-    memory = HybridMemory("old", store=store)
-    memory.add(old)
-    (stored,) = memory.turns()
-    assert stored.turn.text == "Nine."
-    assert stored.turn.blocks == old.blocks
-
-
 def test_higmem_indexes_what_was_said_not_the_reasoning(store):
     memory = HiGMem("h", store=store)
     memory.add(

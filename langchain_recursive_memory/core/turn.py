@@ -214,14 +214,8 @@ class Turn:
         turn_id: str | None = None,
         created_at: float | None = None,
     ) -> Turn:
-        """Rebuild a turn from its role, text and :meth:`payload`.
-
-        A turn with reasoning blocks gets its text from its blocks again (turns stored
-        by earlier versions had the reasoning in their text).
-        """
+        """Rebuild a turn from its role, text and :meth:`payload`."""
         blocks = payload.get("blocks")
-        if blocks and any(is_reasoning(b) for b in blocks):
-            text = blocks_text(blocks)
         return cls(
             role=role,
             text=text,
