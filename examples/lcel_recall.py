@@ -30,7 +30,8 @@ def get_history(session_id: str) -> RecursiveSummaryChatMessageHistory:
         path=path,
         max_tokens=1200,  # the whole budget: summary + recalled memories + window
         max_summary_tokens=200,
-        recall_tokens=300,  # the retriever's share; `messages` leaves it free
+        recall_tokens=300,  # the retriever's share ...
+        recall_in_messages=False,  # ... so `messages` leaves it free
     )
 
 

@@ -20,12 +20,21 @@ from langchain_recursive_memory.core import FunctionTextModel
 
 LINE = re.compile(r"^\[(\d+)\] (?:\[[^\]]*\] )?user: (.*)$", re.M)
 STATEMENT = re.compile(r"\b[Mm]y (\w+) is ([^.!?]+)")
+PREVIOUS = re.compile(r"<summary>\n(.*?)\n</summary>", re.S)
 
 
 def stand_in_summarizer(prompt: str) -> str:  # replace with e.g. init_chat_model(...)
-    """Summarize the folded messages and extract 'my X is Y' statements as facts."""
+    """Update the summary with what the user said; extract 'my X is Y' statements as facts.
+
+    Like a real summarizer, it keeps the previous summary (S_k = LLM(S_k-1 + messages)):
+    a summary that drops it is refused by the memory's summary-loss guard.
+    """
+    found = PREVIOUS.search(prompt)
+    previous = found.group(1) if found and not found.group(1).startswith("(empty") else ""
+    if prompt.startswith("Shorten"):  # asked to fit the cap: the memory cuts what is left
+        return previous
     said = LINE.findall(prompt)
-    summary = " ".join(text for _, text in said)
+    summary = " ".join([previous, *(text for _, text in said)]).strip()
     facts = [
         {"key": f"user/{attr}", "subject": "user", "fact": f"The user's {attr} is {value}.",
          "time": "", "sources": [int(n)]}

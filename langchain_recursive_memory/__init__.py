@@ -25,6 +25,7 @@ from .core import (
     InvalidInputError,
     MemoryConfig,
     MemoryStore,
+    MissingDependencyError,
     ModelError,
     ModelOutputError,
     ModelTimeoutError,
@@ -93,7 +94,11 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module, __name__), name)
+    try:
+        imported = import_module(module, __name__)
+    except MissingDependencyError as exc:  # name the class asked for, not the module
+        raise MissingDependencyError(str(exc).replace(f"{__name__}{module}", name)) from exc
+    value = getattr(imported, name)
     globals()[name] = value
     return value
 

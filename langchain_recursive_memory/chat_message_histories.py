@@ -24,6 +24,13 @@ from collections.abc import Callable, Sequence
 from os import PathLike
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .core.errors import MissingDependencyError
+
+try:  # the framework first: without it, name the extra that installs it
+    import langchain_core  # noqa: F401
+except ImportError as exc:
+    raise MissingDependencyError.for_import(exc, __name__) from exc
+
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from typing_extensions import Unpack
@@ -66,7 +73,8 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
         store: A ready :class:`~.core.MemoryStore` instead of ``path`` or ``client``.
         namespace: Isolates apps or tenants sharing a store (default ``"default"``).
         max_tokens: Budget of everything ``messages`` returns (default 2000).
-        max_summary_tokens: Enforced cap of the summary (default 300).
+        max_summary_tokens: Enforced cap of the summary (default 300, or a quarter of a
+            ``max_tokens`` under 1,200).
         max_messages: Also fold when more messages than this are unfolded (default: off).
         keep_tokens: Tokens of recent messages kept verbatim after a fold (default: half
             the window budget).
@@ -82,10 +90,17 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
             None (default): recall is lexical (BM25) only.
         extract_facts: Extract atomic facts at each fold, in the summary call (needs
             ``llm``; default False).
-        recall_tokens: Tokens of ``max_tokens`` reserved for recalled memories;
-            ``messages`` leaves that share free for ``as_retriever()``'s output. Default:
+        recall_tokens: Tokens of ``max_tokens`` reserved for recalled memories. Default:
             a quarter of ``max_tokens`` when ``extract_facts`` or ``embedder`` is set, else
             0 (the one rule of every adapter, :func:`~.core.config.recall_share`).
+        recall_in_messages: ``messages`` has no question of its own: it fills the recall
+            share with the facts and archived turns recalled for the newest user message
+            of the history (default True, as the agent middleware recalls for the
+            request's newest human message). Under ``RunnableWithMessageHistory``, which
+            reads the history before it adds the new question, that is the previous
+            question. False leaves the share free for a retriever on the current question
+            (``as_retriever()``, ``RecursiveMemoryRetriever(sessions=...)``: the LCEL
+            pattern), so the two together stay within ``max_tokens``.
         background_folds: Fold on a background thread/task so ``add_messages`` returns as
             soon as the messages are stored (default False).
         recall_scope: Where recall takes archived turns from: ``"session"`` (default) or
@@ -114,9 +129,11 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
         callbacks: Any = None,
         memory: RecursiveMemory | None = None,
         messages: Sequence[BaseMessage] | None = None,
+        recall_in_messages: bool = True,
         **options: Unpack[MemoryKwargs],
     ) -> None:
         super().__init__()
+        self.recall_in_messages = recall_in_messages
         if memory is None:
             memory = build_memory(
                 session_id,
@@ -159,13 +176,31 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
-        """The summary message (if any) then the recent messages, within ``max_tokens``."""
-        return [turn_to_message(t) for t in self.memory.context().turns]
+        """The summary message (if any) then the recent messages, within ``max_tokens``.
+
+        With recall on, the first message also holds the memories recalled for the
+        newest user message (see ``recall_in_messages``).
+        """
+        context = self.memory.context()
+        query = self._latest_question(context)
+        if query is not None:
+            context = self.memory.context(query)
+        return [turn_to_message(t) for t in context.turns]
 
     async def aget_messages(self) -> list[BaseMessage]:
         """Async twin of :attr:`messages`."""
         context = await self.memory.acontext()
+        query = self._latest_question(context)
+        if query is not None:
+            context = await self.memory.acontext(query)
         return [turn_to_message(t) for t in context.turns]
+
+    def _latest_question(self, context: Context) -> str | None:
+        """The newest user message of the window, when ``messages`` recalls for it."""
+        if not self.recall_in_messages or self.memory.config.recall_tokens == 0:
+            return None
+        latest = next((t for t in reversed(context.window) if t.role == "user"), None)
+        return latest.text if latest is not None and latest.text.strip() else None
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Store messages durably, then fold the oldest into the summary if over budget.

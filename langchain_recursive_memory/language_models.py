@@ -28,6 +28,13 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from .core.errors import MissingDependencyError
+
+try:  # the framework first: without it, name the extra that installs it
+    import langchain_core  # noqa: F401
+except ImportError as exc:
+    raise MissingDependencyError.for_import(exc, __name__) from exc
+
 from langchain_core.language_models import BaseChatModel, BaseLanguageModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable

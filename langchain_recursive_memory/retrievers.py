@@ -25,6 +25,13 @@ from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Any
 
+from .core.errors import MissingDependencyError
+
+try:  # the framework first: without it, name the extra that installs it
+    import langchain_core  # noqa: F401
+except ImportError as exc:
+    raise MissingDependencyError.for_import(exc, __name__) from exc
+
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
     CallbackManagerForRetrieverRun,

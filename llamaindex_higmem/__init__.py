@@ -36,11 +36,16 @@ Example:
 
 from __future__ import annotations
 
-from .instrumentation import MemoryUsageEvent
-from .llms import LlamaIndexTextModel
-from .memory import RecursiveSummaryMemory
-from .memory_blocks import HiGMemMemoryBlock
-from .retrievers import HiGMemRetriever
+from langchain_recursive_memory.core.errors import MissingDependencyError
+
+try:
+    from .instrumentation import MemoryUsageEvent
+    from .llms import LlamaIndexTextModel
+    from .memory import RecursiveSummaryMemory
+    from .memory_blocks import HiGMemMemoryBlock
+    from .retrievers import HiGMemRetriever
+except ImportError as exc:  # llama-index-core comes with the [llamaindex] extra
+    raise MissingDependencyError.for_import(exc, "llamaindex_higmem") from exc
 
 __all__: list[str] = [
     "HiGMemMemoryBlock",

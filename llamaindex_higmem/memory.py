@@ -41,13 +41,13 @@ from typing_extensions import TypedDict, Unpack
 
 from langchain_recursive_memory.core.builder import MemoryOptions, build_memory, open_store
 from langchain_recursive_memory.core.errors import ConfigurationError, InvalidInputError
-from langchain_recursive_memory.core.models import TextModel
 from langchain_recursive_memory.core.recursive import Context, RecursiveMemory
 from langchain_recursive_memory.core.recursive.facade import SummaryFacade
 from langchain_recursive_memory.core.runtime.retry import RetryPolicy
 from langchain_recursive_memory.core.storage import DEFAULT_NAMESPACE, MemoryStore
 from langchain_recursive_memory.core.turn import Turn
 
+from .buffer import buffer_options, newest_that_fit
 from .instrumentation import dispatch_usage
 from .llms import resolve_llm
 from .messages import chat_message_to_turn, is_summary_message, turn_to_chat_message
@@ -201,9 +201,13 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
 
     _memory: RecursiveMemory = PrivateAttr()
 
-    def __init__(self, memory: RecursiveMemory | None = None, **data: Any) -> None:
+    def __init__(
+        self, memory: RecursiveMemory | None = None, *, buffer_limit: int | None = None, **data: Any
+    ) -> None:
         if memory is not None:
             derived = _fields_of(memory)
+            if buffer_limit is not None:  # a buffer (see .buffer): the engine's budget differs
+                derived.update(token_limit=buffer_limit, max_summary_tokens=None)
             conflicts = sorted(k for k in data if k in derived and data[k] != derived[k])
             if conflicts:
                 raise ConfigurationError.for_value(
@@ -224,9 +228,10 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
     def _build(self) -> RecursiveMemory:
         """Build the engine from the fields (extractive summarizer, store at ``path``)."""
         settings = {name: getattr(self, name) for name in MemorySettings.__annotations__}
+        options = _options(settings)
         return build_memory(
             self.session_id,
-            _options(settings),
+            buffer_options(options, self.token_limit) or options,
             store=open_store(path=self.path),
             namespace=self.namespace,
             user_id=self.user_id,
@@ -300,7 +305,7 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
             memory: A ready core ``RecursiveMemory`` (overrides everything above but
                 ``chat_history`` and ``recall_k``).
             **settings: The budget fields of the same names (see their descriptions):
-                ``token_limit`` (default 2000; any limit from about 80 tokens),
+                ``token_limit`` (default 2000; too small for a summary: :attr:`buffered`),
                 ``max_summary_tokens`` (300, or a quarter of a smaller ``token_limit``),
                 ``max_messages``, ``keep_tokens``, ``keep_messages``, ``summary_role``
                 (``"user"``), ``recall_tokens`` (default: a quarter of ``token_limit``
@@ -320,16 +325,17 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         unknown = set(settings) - set(MemorySettings.__annotations__)
         if unknown:
             raise _unexpected({k: settings[k] for k in unknown})  # type: ignore[literal-required]
+        buffer_limit = None
         if memory is None:
             options = _options(settings, embedder=embedder, retry=retry)
             stores = {"path": path, "client": client, "store": store}
-            memory = _engine((session_id, user_id), options, resolve_llm(llm), stores, namespace)
+            memory, buffer_limit = _engine((session_id, user_id), options, llm, stores, namespace)
         elif session_id is not None and session_id != memory.session_id:
             raise ConfigurationError.for_value(
                 "session_id", session_id, f"differs from the memory's {memory.session_id!r}"
             )
         extra = {"path": str(path)} if path is not None else {}
-        this = cls(memory=memory, recall_k=recall_k, **extra)
+        this = cls(memory=memory, recall_k=recall_k, buffer_limit=buffer_limit, **extra)
         if chat_history is not None:
             this.set(list(chat_history))
         return this
@@ -396,6 +402,20 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
 
     # -- BaseMemory -------------------------------------------------------------------------
 
+    @property
+    def buffered(self) -> bool:
+        """Whether ``token_limit`` is too small for a summary (see :mod:`.buffer`).
+
+        ``get()`` then returns, as ``ChatMemoryBuffer`` does, the newest messages whose
+        contents fit.
+        """
+        return self.token_limit != self._memory.config.max_tokens
+
+    def _buffer(self, context: Context, initial_token_count: int) -> list[ChatMessage]:
+        self._reserve(initial_token_count)  # the same checks of initial_token_count
+        window = [turn_to_chat_message(t) for t in context.window]
+        return newest_that_fit(window, self.token_limit, initial_token_count, self.tokenizer_fn)
+
     def get(
         self, input: str | None = None, initial_token_count: int = 0, **kwargs: Any
     ) -> list[ChatMessage]:
@@ -414,6 +434,8 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
             InvalidInputError: For an ``input`` that is not a string, or an
                 ``initial_token_count`` that is negative or exceeds ``token_limit``.
         """
+        if self.buffered:
+            return self._buffer(self._memory.context(), initial_token_count)
         reserve = self._reserve(initial_token_count)
         return self._messages(
             self._memory.context(self._query(input), k=self.recall_k, reserve=reserve)
@@ -423,6 +445,8 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         self, input: str | None = None, initial_token_count: int = 0, **kwargs: Any
     ) -> list[ChatMessage]:
         """Async twin of :meth:`get`."""
+        if self.buffered:
+            return self._buffer(await self._memory.acontext(), initial_token_count)
         reserve = self._reserve(initial_token_count)
         return self._messages(
             await self._memory.acontext(self._query(input), k=self.recall_k, reserve=reserve)
@@ -512,22 +536,28 @@ def _unexpected(kwargs: dict[str, Any]) -> ConfigurationError:
 def _engine(
     ids: tuple[str | None, str | None],
     options: MemoryOptions,
-    model: TextModel | None,
+    llm: Any,
     stores: dict[str, Any],
     namespace: str,
-) -> RecursiveMemory:
+) -> tuple[RecursiveMemory, int | None]:
     """The engine of :meth:`RecursiveSummaryMemory.from_defaults` (the store of ``stores``).
 
     ``ids`` are the session id (None: the default one) and the user id. A budget error
-    names the LlamaIndex parameters (``token_limit``, not ``max_tokens``).
+    names the LlamaIndex parameters (``token_limit``, not ``max_tokens``). Also returns
+    the ``token_limit`` of a buffer (too small for a summary: :mod:`.buffer`), else None.
     """
     session_id, user_id = ids
+    buffer_limit = None
+    buffer = buffer_options(options, options.max_tokens)
+    if buffer is not None:  # too small for a summary: ChatMemoryBuffer's behaviour, no LLM
+        options, llm, buffer_limit = buffer, None, options.max_tokens
+    model = resolve_llm(llm)
     try:
         config = options.memory_config()
     except ConfigurationError as exc:
         raise ConfigurationError(_llamaindex_names(str(exc))) from exc
     store = open_store(**stores)
-    return build_memory(
+    engine = build_memory(
         session_id if session_id is not None else DEFAULT_SESSION,
         replace(options, config=config),
         model=model,
@@ -535,6 +565,7 @@ def _engine(
         namespace=namespace,
         user_id=user_id,
     )
+    return engine, buffer_limit
 
 
 def _llamaindex_names(message: str) -> str:

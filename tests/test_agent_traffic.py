@@ -197,8 +197,10 @@ def test_tool_schemas_are_counted_like_openai_counts_functions():
         + 3 - 3 + 3 + text("c") + 3 + text("f") + text("unit:string:")
         + 12
     )  # fmt: skip
-    assert COUNTER.count_tools([schema]) == expected
-    assert TokenCounter("gpt-4").count_tools([schema]) == expected + 3  # func_init 10
+    assert COUNTER.count_tools([schema], as_sent=False) == expected
+    assert (
+        TokenCounter("gpt-4").count_tools([schema], as_sent=False) == expected + 3
+    )  # func_init 10
     assert COUNTER.count_tools([]) == 0
 
 

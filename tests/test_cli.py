@@ -148,7 +148,7 @@ def test_ingest_with_a_model_needs_langchain_and_says_so(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "langchain_recursive_memory.language_models", None)
     result = lrm(tmp_path / "store", "ingest", str(chat), "-s", "s", "--model", "openai:gpt-x")
     assert result.exit_code == 1
-    assert "error: ConfigurationError" in result.output
+    assert result.output.startswith("error: --model='openai:gpt-x': a 'provider:model' needs")
     assert "langchain-recursive-memory[agents]" in result.output
     assert "Traceback" not in result.output
 
@@ -158,7 +158,7 @@ def test_ingest_with_an_unknown_provider_is_one_clear_error(tmp_path):
     chat = write_chat(tmp_path / "chat.jsonl", exchanges=2)
     result = lrm(tmp_path / "store", "ingest", str(chat), "-s", "s", "--model", "nosuch:model")
     assert result.exit_code == 1
-    assert result.output.startswith("error: ConfigurationError: llm='nosuch:model'")
+    assert result.output.startswith("error: llm='nosuch:model'")
     assert count(tmp_path / "store", "s") == 0
 
 
@@ -216,7 +216,7 @@ def test_recall_that_matches_nothing_says_so(chat_store):
 def test_sessions_lists_namespace_id_turns_and_activity(tmp_path):
     chat = write_chat(tmp_path / "chat.jsonl", exchanges=2)
     store = tmp_path / "store"
-    assert lrm(store, "sessions").stdout.startswith("No sessions in")
+    assert lrm(store, "sessions").exit_code == 1  # no store there yet: said, not "No sessions"
     lrm(store, "ingest", str(chat), "-s", "alpha", "--no-progress")
     lrm(store, "--namespace", "team-b", "ingest", str(chat), "-s", "beta", "--no-progress")
 
@@ -386,7 +386,7 @@ def test_package_errors_are_one_line_and_exit_1(tmp_path):
 def test_an_unreachable_server_is_one_line_and_exit_1():
     result = make_runner().invoke(app, ["--host", "127.0.0.1", "--port", "1", "sessions"])
     assert result.exit_code == 1, result.output
-    assert result.output.startswith("error: StoreError: the Chroma server at 127.0.0.1:1")
+    assert result.output.startswith("error: the Chroma server at 127.0.0.1:1")
 
 
 def test_not_locomo_is_a_clear_error(tmp_path):
@@ -437,9 +437,8 @@ def test_python_dash_m_help_works(tmp_path):
 def test_python_dash_m_error_has_no_traceback_and_uses_the_default_path(tmp_path):
     out = _python("-m", "langchain_recursive_memory", "show", "nope", tmp_path=tmp_path)
     assert out.returncode == 1
-    assert out.stderr.strip() == (
-        "error: no session 'nope' in namespace 'default' (list them with the `sessions` command)"
-    )
+    store = tmp_path / "default-store"
+    assert out.stderr.strip().startswith(f"error: no memory store at {store}: the folder does not")
     # $LANGCHAIN_RECURSIVE_MEMORY_PATH was used, and a read-only command created nothing there.
     assert not (tmp_path / "default-store").exists()
 
@@ -487,7 +486,7 @@ def test_read_only_commands_never_create_a_store_at_a_mistyped_path(tmp_path):
     missing = tmp_path / "no-such-store"
     for args in (["show", "s"], ["recall", "s", "q"], ["sessions"], ["clear", "s", "-y"]):
         result = lrm(missing, *args)
-        assert result.exit_code in (0, 1), result.output  # an error, or "No sessions"
+        assert result.exit_code == 1, result.output  # "no memory store at ..."
     assert not missing.exists()
 
 

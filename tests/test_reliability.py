@@ -79,7 +79,7 @@ def _inject(store: MemoryStore, phase: str, write: Any, monkeypatch: pytest.Monk
     log = store._turn_log
     if phase == "after_scan":
         scan = log.activity
-        monkeypatch.setattr(log, "activity", lambda ns=None: (scan(ns), write())[0])
+        monkeypatch.setattr(log, "activity", lambda ns=None, **kw: (scan(ns, **kw), write())[0])
     elif phase == "between_read_and_delete":
         monkeypatch.setattr(log, "collection", _DeleteHook(log.collection, write))
     elif phase == "after_delete":
@@ -169,7 +169,7 @@ def test_jsonl_line_with_an_overflowing_timestamp_names_the_line(tmp_path):
         + "\n"
         + '{"role": "user", "content": "later", "created_at": 1e999}\n'
     )
-    with pytest.raises(InvalidInputError, match="record 2 created_at"):
+    with pytest.raises(InvalidInputError, match=r"chat\.jsonl:2: created_at"):
         read_jsonl(path)
 
 

@@ -28,7 +28,7 @@ from ..core import (
     default_path,
 )
 from ..core.builder import MemoryOptions, build_memory
-from ..core.config import DEFAULT_MAX_TOKENS, DEFAULT_SUMMARY_TOKENS
+from ..core.config import DEFAULT_MAX_TOKENS
 from ..core.models import (
     DEFAULT_MAX_OUTPUT_TOKENS,
     DEFAULT_MODEL_TIMEOUT,
@@ -36,6 +36,7 @@ from ..core.models import (
     DEFAULT_TEMPERATURE,
     ModelSettings,
 )
+from ._group import LrmGroup
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -65,6 +66,7 @@ app = typer.Typer(
         "Long-term conversation memory on Chroma: ingest transcripts, inspect the summary, "
         "window and facts, recall memories, manage sessions. Offline demo: `lrm demo`."
     ),
+    cls=LrmGroup,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -99,13 +101,12 @@ MaxTokensOption = Annotated[
         ),
     ),
 ]
+_SUMMARY_TOKENS_HELP = (
+    "Cap of the summary, inside --max-tokens (default: the session's, else 300, or a "
+    "quarter of a --max-tokens under 1,200)."
+)
 SummaryTokensOption = Annotated[
-    int | None,
-    typer.Option(
-        "--summary-tokens",
-        min=16,
-        help="Cap of the summary, inside --max-tokens (default: the session's, else 300).",
-    ),
+    int | None, typer.Option("--summary-tokens", min=16, help=_SUMMARY_TOKENS_HELP)
 ]
 _USER_HELP = (
     "The user the sessions belong to: the facts of each of the user's sessions are "
@@ -198,14 +199,22 @@ class Settings:
             return MemoryStore.http(self.host, self.port, prefix=self.prefix)
         return MemoryStore.persistent(path or self.path or default_path(), prefix=self.prefix)
 
-    def existing_store(self) -> MemoryStore | None:
-        """The configured store, or None when an embedded one does not exist.
+    def existing_store(self) -> MemoryStore:
+        """The configured store, which must exist: read-only commands use it.
 
-        Read-only commands use it: they never create a store at a mistyped path.
+        They never create a store at a mistyped path: a folder that does not exist, or
+        holds no store, exits 1 and says so.
         """
-        if self.host is None and not ((self.path or default_path()) / "chroma.sqlite3").exists():
-            return None
+        if self.host is None:
+            where = self.path or default_path()
+            if not where.is_dir():
+                raise _fail(f"no memory store at {where}: the folder does not exist ({_CHECK})")
+            if not (where / "chroma.sqlite3").exists():
+                raise _fail(f"no memory store at {where}: the folder holds none ({_CHECK})")
         return self.open_store()
+
+
+_CHECK = "check --path, or $LANGCHAIN_RECURSIVE_MEMORY_PATH; `lrm ingest` creates a store"
 
 
 # -- small helpers ----------------------------------------------------------------------------
@@ -257,11 +266,15 @@ def _fail(message: str, code: int = 1) -> typer.Exit:
 
 @contextmanager
 def _reported_errors() -> Iterator[None]:
-    """Turn the package's errors into one line on stderr and exit code 1 (no traceback)."""
+    """Turn the package's errors into one line on stderr and exit code 1 (no traceback).
+
+    The line is the error's message, without its class name: ``error: chat.jsonl:5:
+    unknown role 'wizard' (...)``.
+    """
     try:
         yield
     except RecursiveMemoryError as exc:
-        raise _fail(f"{type(exc).__name__}: {exc}") from None
+        raise _fail(str(exc)) from None
     except KeyboardInterrupt:
         raise _fail("interrupted (run the same command again to resume)", 130) from None
 
@@ -316,7 +329,7 @@ def _make_memory(
         return HiGMem(session_id, model=model, store=store, namespace=namespace, user_id=user_id)
     options = MemoryOptions(
         max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
-        max_summary_tokens=summary_tokens or DEFAULT_SUMMARY_TOKENS,
+        max_summary_tokens=summary_tokens,  # None: the one rule (core.config.summary_cap)
         extract_facts=kind is MemoryKind.hybrid,  # the hybrid memory: facts and recall
     )
     return build_memory(
@@ -325,17 +338,14 @@ def _make_memory(
 
 
 def _require_session(
-    store: MemoryStore | None, namespace: str, session_id: str
+    store: MemoryStore, namespace: str, session_id: str
 ) -> tuple[MemoryStore, int]:
     """Return the store and the session's turn count.
 
-    Exits 1 when nothing is stored for the session (or there is no store).
+    Exits 1 when nothing is stored for the session.
     """
-    count = store.count_turns(namespace, session_id) if store is not None else 0
-    known = store is not None and (
-        count > 0 or any(s.session_id == session_id for s in store.sessions(namespace))
-    )
-    if store is None or not known:
+    count = store.count_turns(namespace, session_id)
+    if count == 0 and not any(s.session_id == session_id for s in store.sessions(namespace)):
         raise _fail(
             f"no session {session_id!r} in namespace {namespace!r} "
             "(list them with the `sessions` command)"

@@ -2,6 +2,7 @@
 
 import datetime as dt
 import shlex
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,7 +18,7 @@ from ..core.ingest import ingest as ingest_turns
 from ._app import ProgressOption, _console, _reported_errors, _settings, app
 from .render import recall_table, render_show
 
-__all__ = ["demo", "demo_turns"]
+__all__ = ["demo", "demo_turns", "invocation"]
 
 _DEMO_FACTS = (
     "Hi! I'm Ada Quist and I'm planning a trip to Japan with my brother Bob Quist.",
@@ -87,7 +88,8 @@ def demo(
         if store.count_turns(settings.ns, session):
             memory.clear()  # a re-run starts over (only this session is touched)
         turns = demo_turns(exchanges)
-        ingest_turns(memory, turns, batch_size=2, progress=progress, description="exchanges")
+        # The bar counts turns (an exchange is two), so it says turns.
+        ingest_turns(memory, turns, batch_size=2, progress=progress, description="turns")
         console.print()
         render_show(console, memory, window_rows=6)
 
@@ -103,7 +105,7 @@ def demo(
             f"({len(turns):,} messages)."
         )
         if path is not None:
-            base = f"lrm --path {shlex.quote(str(path))}"
+            base = f"{invocation()} --path {shlex.quote(str(path))}"
             console.print(
                 Text(
                     f"\nExplore the store:\n  {base} show {shlex.quote(session)}\n"
@@ -111,6 +113,22 @@ def demo(
                 ),
                 soft_wrap=True,
             )
+
+
+def invocation() -> str:
+    """The command that ran this program, to print commands that run as printed.
+
+    ``.venv/bin/lrm`` when it was run so (the README's first command: the venv is not
+    activated, so a bare ``lrm`` would not be found), ``python -m
+    langchain_recursive_memory`` when run as a module, else ``lrm``.
+    """
+    argv0 = sys.argv[0] if sys.argv else ""
+    name = Path(argv0).name
+    if name in ("lrm", "langchain-recursive-memory"):
+        return shlex.quote(argv0)
+    if name == "__main__.py" and Path(argv0).parent.name == "langchain_recursive_memory":
+        return f"{shlex.quote(sys.executable)} -m langchain_recursive_memory"
+    return "lrm"
 
 
 def _intro(exchanges: int, max_tokens: int, location: str) -> Panel:

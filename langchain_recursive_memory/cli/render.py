@@ -24,25 +24,29 @@ from ..core import (
     TokenCounter,
     Turn,
 )
+from ..core.turn import MEDIA_BLOCK_TYPES, is_reasoning, reasoning_text
 from ._app import _cut, _time
 
-__all__ = ["higmem_table", "recall_table", "render_show", "render_user"]
+__all__ = ["higmem_table", "recall_table", "render_show", "render_user", "turn_line"]
 
 
-def render_show(console: Console, memory: RecursiveMemory, *, window_rows: int) -> None:
+def render_show(
+    console: Console, memory: RecursiveMemory, *, window_rows: int, reasoning: bool = False
+) -> None:
     """Print the summary, the window, the facts, HiGMem events and the token counts.
 
     Args:
         console: Where to print.
         memory: The memory of the session shown.
         window_rows: Most window messages to list (the newest).
+        reasoning: Show the window's reasoning in full (default: collapsed).
     """
     turns = memory.turns()
     ctx = memory.context()
     facts = memory.facts()
     events = memory.store.get_events(memory.namespace, memory.session_id)
     console.print(_summary_panel(ctx.summary))
-    console.print(_window_table(ctx.window, window_rows))
+    console.print(_window_table(ctx.window, window_rows, memory.counter, reasoning=reasoning))
     if facts:
         console.print(_facts_table(facts))
     else:
@@ -101,8 +105,46 @@ def _summary_panel(summary: Summary | None) -> Panel:
     return Panel(Text(summary.text), title=title, title_align="left")
 
 
-def _window_table(window: Sequence[Turn], rows: int) -> Table:
-    """The newest ``rows`` messages of the window."""
+def turn_line(turn: Turn, counter: TokenCounter, *, reasoning: bool = False) -> str:
+    """A turn on one line, with its structure: what was said, and what else it holds.
+
+    A tool call is ``-> name(args)``, a tool result starts ``[result of <call id>]``, a
+    media block is ``[image, ~765 tokens]`` (its estimate), reasoning is collapsed to
+    ``[reasoning, N tokens]`` (in full with ``reasoning``; redacted reasoning has no
+    readable text: ``[reasoning, redacted, N tokens]``). The text is cut to
+    :data:`SHOWN_TEXT_CHARS`; the markers never are.
+    """
+    head = f"[result of {turn.tool_call_id}]" if turn.role == "tool" else ""
+    thoughts: list[str] = []
+    media: list[str] = []
+    for block in turn.blocks or ():
+        kind = str(block.get("type", block.get("block_type")))
+        if is_reasoning(block):
+            thought = reasoning_text([block])
+            if reasoning and thought:
+                thoughts.append(f"[reasoning: {' '.join(thought.split())}]")
+            else:
+                label = "reasoning, redacted" if kind == "redacted_thinking" else "reasoning"
+                thoughts.append(f"[{label}, {counter.count_block(block)} tokens]")
+        elif kind in MEDIA_BLOCK_TYPES:
+            name = kind.removeprefix("input_").removesuffix("_url")
+            media.append(f"[{name}, ~{counter.count_block(block)} tokens]")
+    calls = [
+        f"-> {c.name}({', '.join(f'{k}={v!r}' for k, v in c.args.items())})"
+        for c in turn.tool_calls
+    ]
+    text = _cut(turn.text, SHOWN_TEXT_CHARS) if turn.text else ""
+    return " ".join(p for p in (head, *thoughts, text, *media, *calls) if p)
+
+
+SHOWN_TEXT_CHARS = 120
+"""Longest text of a turn ``show`` lists (its structure markers come in full)."""
+
+
+def _window_table(
+    window: Sequence[Turn], rows: int, counter: TokenCounter, *, reasoning: bool = False
+) -> Table:
+    """The newest ``rows`` messages of the window, with their structure."""
     table = Table(
         title=f"Window: {len(window)} recent messages, verbatim",
         title_justify="left",
@@ -115,7 +157,10 @@ def _window_table(window: Sequence[Turn], rows: int) -> Table:
     for turn in window[-rows:] if rows else ():
         role = f"{turn.role} ({turn.name})" if turn.name else turn.role
         table.add_row(
-            Text(turn.id or ""), Text(role), _time(turn.created_at), Text(_cut(turn.text, 120))
+            Text(turn.id or ""),
+            Text(role),
+            _time(turn.created_at),
+            Text(turn_line(turn, counter, reasoning=reasoning)),
         )
     return table
 

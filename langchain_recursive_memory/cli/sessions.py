@@ -2,6 +2,7 @@
 
 import datetime as dt
 from collections.abc import Sequence
+from enum import Enum
 from typing import Annotated
 
 import typer
@@ -22,6 +23,19 @@ from ._app import (
 
 __all__ = ["clear", "expire", "list_sessions"]
 
+
+class ExpireBy(str, Enum):
+    """What ``expire`` measures a session's age by."""
+
+    written = "written"
+    created = "created"
+
+
+_BY_HELP = (
+    "written (default): the session's last write (a transcript ingested today is young); "
+    "created: its newest turn's own time (JSONL created_at)."
+)
+
 _Doomed = Sequence[tuple[tuple[str, str], float]]
 """``((namespace, session_id), last activity)`` of the sessions ``expire`` deletes."""
 
@@ -33,8 +47,8 @@ def list_sessions(ctx: typer.Context) -> None:
     console = _console()
     with _reported_errors():
         store = settings.existing_store()
-        found = store.sessions(settings.namespace) if store is not None else []
-        if store is None or not found:
+        found = store.sessions(settings.namespace)
+        if not found:
             console.print(f"No sessions in {settings.location()}.")
             return
         activity = store.activity(settings.namespace)
@@ -87,6 +101,7 @@ def expire(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="List the sessions, delete nothing.")
     ] = False,
+    by: Annotated[ExpireBy, typer.Option("--by", help=_BY_HELP)] = ExpireBy.written,
 ) -> None:
     """Delete inactive sessions (a retention period; run it from a scheduled job)."""
     settings = _settings(ctx)
@@ -94,7 +109,7 @@ def expire(
     console = _console()
     with _reported_errors():
         store = settings.existing_store()
-        doomed = _expire(store, settings, seconds, dry_run=dry_run) if store is not None else []
+        doomed = _expire(store, settings, seconds, dry_run=dry_run, by=by.value)
         verb = "Would delete" if dry_run else "Deleted"
         scope = (
             f"namespace {settings.namespace!r}"
@@ -105,27 +120,28 @@ def expire(
             f"{verb} {len(doomed)} session(s) inactive for more than {older_than} ({scope})."
         )
         if doomed:
-            console.print(_doomed_table(doomed))
+            console.print(_doomed_table(doomed, by))
 
 
-def _expire(store: MemoryStore, settings: Settings, seconds: float, *, dry_run: bool) -> _Doomed:
+def _expire(
+    store: MemoryStore, settings: Settings, seconds: float, *, dry_run: bool, by: str
+) -> _Doomed:
     """Delete (or, for a dry run, only find) the sessions inactive for ``seconds``."""
+    activity = store.activity(settings.namespace, by=by)
     if dry_run:
         cutoff = dt.datetime.now(tz=dt.timezone.utc).timestamp() - seconds
-        return [
-            (key, last) for key, last in store.activity(settings.namespace).items() if last < cutoff
-        ]
-    activity = store.activity(settings.namespace)
-    deleted = store.expire(seconds, namespace=settings.namespace)
+        return [(key, last) for key, last in activity.items() if last < cutoff]
+    deleted = store.expire(seconds, namespace=settings.namespace, by=by)
     return [(key, activity.get(key, 0.0)) for key in deleted]
 
 
-def _doomed_table(doomed: _Doomed) -> Table:
+def _doomed_table(doomed: _Doomed, by: ExpireBy) -> Table:
     """The expired sessions, least recently active first."""
     table = Table()
     table.add_column("namespace", overflow="fold")
     table.add_column("session", overflow="fold")
-    table.add_column("last activity (UTC)", no_wrap=True)
+    when = "last activity" if by is ExpireBy.written else "newest turn's time"
+    table.add_column(f"{when} (UTC)", no_wrap=True)
     for (ns, sid), last in sorted(doomed, key=lambda item: item[1]):
         table.add_row(Text(ns), Text(sid), _time(last))
     return table

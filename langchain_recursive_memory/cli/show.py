@@ -104,6 +104,12 @@ def show(
     window_rows: Annotated[
         int, typer.Option("--rows", min=0, help="Most window messages to list (newest).")
     ] = 30,
+    reasoning: Annotated[
+        bool,
+        typer.Option(
+            "--reasoning", help="Show the messages' reasoning in full (default: collapsed)."
+        ),
+    ] = False,
 ) -> None:
     """Show a session (summary, window, facts, HiGMem events, tokens), or a user's memory."""
     settings = _settings(ctx)
@@ -126,14 +132,13 @@ def show(
                 style="bold",
             )
         )
-        render_show(console, memory, window_rows=window_rows)
+        render_show(console, memory, window_rows=window_rows, reasoning=reasoning)
 
 
 def _show_user(settings: Settings, user: str) -> None:
     """Print a user's sessions and facts (exit 1 when the store has no such user)."""
     store = settings.existing_store()
-    known = store is not None and any(u.user_id == user for u in store.users(settings.ns))
-    if store is None or not known:
+    if not any(u.user_id == user for u in store.users(settings.ns)):
         raise _fail(f"no user {user!r} in namespace {settings.ns!r} (list them with `lrm users`)")
     render_user(_console(), store, settings.ns, user, settings.location())
 

@@ -51,14 +51,12 @@ def load_transcript(
     if fmt is InputFormat.jsonl:
         if session is None:
             raise typer.BadParameter("a JSONL transcript needs --session", param_hint="--session")
-        return [(session, read_jsonl(path, stable_ids=True))]
+        return [(session, _some(path, read_jsonl(path, stable_ids=True)))]
     if data is None:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InvalidInputError.for_value(
-                str(path), text[:40], f"not JSON (LoCoMo files are JSON): {exc}"
-            ) from exc
+            raise InvalidInputError(f"{path}: not JSON (LoCoMo files are JSON: {exc})") from exc
     return [
         (f"{session}-{sample_id}" if session else sample_id, turns)
         for sample_id, turns in _locomo_samples(path, data)
@@ -70,28 +68,33 @@ def _read_text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInputError.for_value("FILE", str(path), f"cannot be read: {exc}") from exc
+        raise InvalidInputError(f"{path}: cannot be read ({exc})") from exc
 
 
 def _locomo_samples(path: Path, data: Any) -> list[tuple[str, list[Turn]]]:
     """Return ``(sample_id, turns)`` of every conversation of a LoCoMo-format file."""
     samples = [data] if isinstance(data, Mapping) else data
     if not isinstance(samples, list) or not samples:
-        raise InvalidInputError.for_value(
-            str(path), type(data).__name__, "a LoCoMo file is a non-empty list of samples"
+        raise InvalidInputError(
+            f"{path}: a LoCoMo file is a non-empty list of samples (got {type(data).__name__})"
         )
     out = []
     for n, sample in enumerate(samples, start=1):
         if not isinstance(sample, Mapping) or not isinstance(sample.get("conversation"), Mapping):
-            raise InvalidInputError.for_value(
-                f"{path} sample {n}", sample, "has no 'conversation' object (not LoCoMo)"
-            )
+            raise InvalidInputError(f"{path} sample {n}: has no 'conversation' object (not LoCoMo)")
         sample_id = str(sample.get("sample_id") or f"sample-{n}")
         try:
             turns = locomo_turns(sample)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise InvalidInputError.for_value(
-                f"{path} sample {sample_id!r}", exc, "is not a LoCoMo conversation"
+            raise InvalidInputError(
+                f"{path} sample {sample_id!r}: not a LoCoMo conversation ({exc!r})"
             ) from exc
-        out.append((sample_id, turns))
+        out.append((sample_id, _some(f"{path} sample {sample_id!r}", turns)))
     return out
+
+
+def _some(where: Path | str, turns: list[Turn]) -> list[Turn]:
+    """``turns``; an empty transcript is an error, not a session ingested with nothing."""
+    if not turns:
+        raise InvalidInputError(f"{where}: no messages to ingest (the file is empty)")
+    return turns

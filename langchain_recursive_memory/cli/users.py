@@ -34,7 +34,7 @@ def list_users(ctx: typer.Context) -> None:
     settings = _settings(ctx)
     with _reported_errors():
         store = settings.existing_store()
-        listed = _users_table(store, settings) if store is not None else None
+        listed = _users_table(store, settings)
         _console().print(listed or f"No users in {settings.location()}.")
 
 
@@ -65,8 +65,7 @@ def _users_table(store: MemoryStore, settings: Settings) -> Table | None:
 def _require_user(settings: Settings, user: str) -> tuple[MemoryStore, list[str]]:
     """The store and the user's sessions; exit 1 when the store has no such user."""
     store = settings.existing_store()
-    known = store is not None and any(u.user_id == user for u in store.users(settings.ns))
-    if store is None or not known:
+    if not any(u.user_id == user for u in store.users(settings.ns)):
         raise _fail(f"no user {user!r} in namespace {settings.ns!r} (list them with `lrm users`)")
     return store, [s.session_id for s in store.user_sessions(settings.ns, user)]
 

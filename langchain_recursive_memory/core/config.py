@@ -10,6 +10,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from .errors import ConfigurationError, InvalidInputError
 from .tokenizer import REPLY_PRIMING_TOKENS, TOKENS_PER_MESSAGE
@@ -17,19 +18,23 @@ from .validation import KnownFields, check_text
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
+    "AUTO_SUMMARY_TOKENS",
     "DEFAULT_SUMMARY_TOKENS",
     "RECALL_SHARE",
     "SUMMARY_ROLES",
     "MemoryConfig",
     "check_int",
     "recall_share",
+    "smallest_summary_budget",
     "summary_cap",
 ]
 
 DEFAULT_MAX_TOKENS = 2000
 """The default budget of a context (every memory and adapter)."""
 DEFAULT_SUMMARY_TOKENS = 300
-"""The default cap of the summary."""
+"""The default cap of the summary (a quarter of a smaller budget: :func:`summary_cap`)."""
+AUTO_SUMMARY_TOKENS = 0
+"""``MemoryConfig.max_summary_tokens`` left to the rule of :func:`summary_cap`."""
 RECALL_SHARE = 4
 """A hybrid memory reserves ``max_tokens // RECALL_SHARE`` for recall by default."""
 MIN_WINDOW_TOKENS = 16
@@ -54,20 +59,45 @@ def check_int(name: str, value: object, minimum: int = 1) -> int:
 
 
 def summary_cap(max_tokens: int, max_summary_tokens: int | None) -> int:
-    """The summary cap: an explicit one, else 300 scaled down for a small budget.
+    """The one rule for the summary cap: an explicit one, else 300 scaled down.
 
-    The default is a quarter of ``max_tokens`` up to 300 (at least 16), so a budget as
-    small as ~80 tokens still leaves room for messages (LlamaIndex's ``ChatMemoryBuffer``
-    takes any limit).
+    The default is a quarter of ``max_tokens`` up to 300 (at least 16): 300 from a budget
+    of 1,200, so a budget as small as ~80 tokens still leaves room for messages.
+    :class:`MemoryConfig` applies it, so every engine and adapter follows it.
 
     Example:
         >>> summary_cap(2000, None), summary_cap(256, None), summary_cap(256, 100)
         (300, 64, 100)
     """
-    if max_summary_tokens is not None:
+    if max_summary_tokens is not None and max_summary_tokens != AUTO_SUMMARY_TOKENS:
         return max_summary_tokens
     check_int("max_tokens", max_tokens)
     return max(MIN_SUMMARY_TOKENS, min(DEFAULT_SUMMARY_TOKENS, max_tokens // RECALL_SHARE))
+
+
+def smallest_summary_budget() -> int:
+    """The smallest ``max_tokens`` with room for a summary (the default cap) and messages.
+
+    A smaller budget is too small for a summary: the LlamaIndex memory then behaves as
+    ``ChatMemoryBuffer`` does (the newest messages that fit, no summary).
+
+    Example:
+        >>> smallest_summary_budget()
+        82
+    """
+    return _smallest_summary_budget()
+
+
+@cache
+def _smallest_summary_budget() -> int:
+    budget = MIN_SUMMARY_TOKENS
+    while True:
+        try:
+            MemoryConfig(max_tokens=budget)
+        except ConfigurationError:
+            budget += 1
+            continue
+        return budget
 
 
 def recall_share(max_tokens: int, recall_tokens: int | None, *, hybrid: bool) -> int:
@@ -103,8 +133,10 @@ class MemoryConfig(KnownFields):
     Attributes:
         max_tokens: Budget of the whole context the memory returns (summary message +
             window + reply priming), in tokens of the counting model. Default 2000.
-        max_summary_tokens: Hard cap of the summary text (default 300). Enforced: a longer
-            model answer is compressed once, then truncated at a sentence boundary.
+        max_summary_tokens: Hard cap of the summary text. Default (0 or None): 300, or a
+            quarter of a ``max_tokens`` under 1,200, at least 16 (:func:`summary_cap`).
+            Enforced: a longer model answer is compressed once, then truncated at a
+            sentence boundary.
         max_messages: Optional trigger on the number of unfolded messages.
         keep_tokens: Tokens of recent messages kept verbatim after a fold. Default: half of
             the window budget.
@@ -132,7 +164,7 @@ class MemoryConfig(KnownFields):
     """
 
     max_tokens: int = DEFAULT_MAX_TOKENS
-    max_summary_tokens: int = DEFAULT_SUMMARY_TOKENS
+    max_summary_tokens: int = AUTO_SUMMARY_TOKENS
     max_messages: int | None = None
     keep_tokens: int | None = None
     keep_messages: int | None = None
@@ -150,6 +182,8 @@ class MemoryConfig(KnownFields):
     def __post_init__(self) -> None:
         positive = check_int
         positive("max_tokens", self.max_tokens)
+        cap = summary_cap(self.max_tokens, self.max_summary_tokens)
+        object.__setattr__(self, "max_summary_tokens", cap)
         positive("max_summary_tokens", self.max_summary_tokens, MIN_SUMMARY_TOKENS)
         positive("fold_chunk_tokens", self.fold_chunk_tokens, MIN_FOLD_CHUNK_TOKENS)
         positive("max_prompt_message_tokens", self.max_prompt_message_tokens, MIN_SUMMARY_TOKENS)

@@ -12,10 +12,12 @@ derives from :class:`RecursiveMemoryError`, so one ``except`` clause catches the
     │   ├── ModelTimeoutError   ... because it did not answer in time
     │   └── ModelOutputError    ... because its answer was unusable (empty, malformed)
     ├── EmbeddingError          an embedding call failed or returned the wrong shape
-    └── TokenizerError          an encoding is unknown or its data cannot be loaded
+    ├── TokenizerError          an encoding is unknown or its data cannot be loaded
+    └── MissingDependencyError  an adapter's framework is not installed (names the extra)
 
 ``ConfigurationError`` and ``InvalidInputError`` also derive from :class:`ValueError`,
-``StoreError`` and ``ModelError`` from :class:`RuntimeError`, so code written against the
+``StoreError`` and ``ModelError`` from :class:`RuntimeError`, ``MissingDependencyError``
+from :class:`ImportError`, so code written against the
 built-in exceptions keeps working.
 
 Messages name the bad value, for example::
@@ -37,6 +39,7 @@ __all__ = [
     "ConfigurationError",
     "EmbeddingError",
     "InvalidInputError",
+    "MissingDependencyError",
     "ModelError",
     "ModelOutputError",
     "ModelTimeoutError",
@@ -142,3 +145,49 @@ class EmbeddingError(RecursiveMemoryError, RuntimeError):
 
 class TokenizerError(RecursiveMemoryError, RuntimeError):
     """A tiktoken encoding is unknown or its bundled data cannot be loaded."""
+
+
+EXTRAS = {
+    "langchain_core": "langchain",
+    "langchain": "agents",
+    "langgraph": "agents",
+    "llama_index": "llamaindex",
+}
+"""The framework packages the adapters import, and the extra that installs each."""
+
+
+class MissingDependencyError(RecursiveMemoryError, ImportError):
+    """An adapter's framework is not installed; the message names the extra to install.
+
+    Example:
+        >>> error = MissingDependencyError.for_import(
+        ...     ModuleNotFoundError("No module named 'langchain'", name="langchain"),
+        ...     "RecursiveMemoryMiddleware",
+        ... )
+        >>> print(error)  # doctest: +NORMALIZE_WHITESPACE
+        RecursiveMemoryMiddleware needs the 'langchain' package, which is not installed:
+        pip install "langchain-recursive-memory[agents]"
+    """
+
+    @classmethod
+    def for_import(cls, error: ImportError, feature: str) -> ImportError:
+        """The error to raise for a failed import of ``feature``'s framework.
+
+        Args:
+            error: The ``ImportError`` the framework's import raised.
+            feature: What needs the framework (a class or module name).
+
+        Returns:
+            A :class:`MissingDependencyError` naming the extra when the missing module is
+            one of the frameworks (:data:`EXTRAS`), else ``error`` itself (a broken
+            install or a bug is not reported as a missing extra).
+        """
+        top = (error.name or "").split(".")[0]
+        extra = EXTRAS.get(top)
+        if extra is None:
+            return error
+        return cls(
+            f"{feature} needs the {top!r} package, which is not installed: "
+            f'pip install "langchain-recursive-memory[{extra}]"',
+            name=error.name,
+        )

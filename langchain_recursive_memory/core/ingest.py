@@ -128,21 +128,22 @@ def read_jsonl(path: str | Path, *, stable_ids: bool = False) -> list[Turn]:
 
     Raises:
         InvalidInputError: When the file cannot be read (missing, not UTF-8), a line is
-            not JSON (naming ``path:line``) or a record is not a message.
+            not JSON or a record is not a message, named by file and line:
+            ``chat.jsonl:5: unknown role 'wizard' (use ...)``.
     """
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInputError.for_value("FILE", str(path), f"cannot be read: {exc}") from exc
-    records = []
+        raise InvalidInputError(f"{path}: cannot be read ({exc})") from exc
+    turns = []
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InvalidInputError.for_value(f"{path}:{n}", line[:80], f"not JSON: {exc}") from exc
-    turns = turns_from_dicts(records)
+            raise InvalidInputError(f"{path}:{n}: not JSON ({exc})") from exc
+        turns += turns_from_dict(record, f"{path}:{n}")
     if not stable_ids:
         return turns
     return [

@@ -33,7 +33,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .errors import InvalidInputError
+from .errors import InvalidInputError, _short
 from .turn import ROLES, ToolCall, Turn, blocks_text
 
 __all__ = ["ROLE_ALIASES", "turns_from_dict"]
@@ -52,25 +52,30 @@ ROLE_ALIASES = {
 _CALL_TYPES = frozenset({"tool_use", "tool_call", "function_call"})
 
 
-def turns_from_dict(record: Mapping[str, Any], n: int = 1) -> list[Turn]:
-    """The turns of one message object (see the module doc); ``n`` names it in errors.
+def turns_from_dict(record: Mapping[str, Any], n: int | str = 1) -> list[Turn]:
+    """The turns of one message object (see the module doc).
+
+    ``n`` names the record in errors: its number (``record 3``), or where it was read
+    (``chat.jsonl:5``, as :func:`~.ingest.read_jsonl` passes).
 
     An Anthropic user message whose content holds ``tool_result`` blocks becomes one tool
     turn per result, then a user turn for the rest of its content, if any.
 
     Raises:
-        InvalidInputError: Naming the record (``record n``) and what cannot be read.
+        InvalidInputError: ``<where>: <what cannot be read>``, e.g. ``chat.jsonl:5:
+            unknown role 'wizard' (use user, assistant, system or tool)``.
     """
+    where = n if isinstance(n, str) else f"record {n}"
     if not isinstance(record, Mapping):
-        raise InvalidInputError.for_value(f"record {n}", record, "must be an object")
+        raise _bad(where, f"not a message object (got {_short(record)})")
     rec: Mapping[str, Any] = record
     if "data" in rec and "type" in rec and isinstance(rec["data"], Mapping):
         rec = {**rec["data"], "role": rec["type"]}  # LangChain's messages_to_dict
-    role = _role(rec, n)
-    blocks = _blocks(rec.get("content", rec.get("text", rec.get("blocks"))), n)
+    role = _role(rec, where)
+    blocks = _blocks(rec.get("content", rec.get("text", rec.get("blocks"))), where)
     common = {
         "name": rec.get("name") if isinstance(rec.get("name"), str) else None,
-        "created_at": _created_at(rec.get("created_at"), n),
+        "created_at": _created_at(rec.get("created_at"), where),
         "extra": {"session": str(rec["session"])} if rec.get("session") is not None else {},
     }
     results = [b for b in blocks or () if b.get("type") == "tool_result"]
@@ -80,7 +85,7 @@ def turns_from_dict(record: Mapping[str, Any], n: int = 1) -> list[Turn]:
         if rest:
             turns.append(_turn("user", rest, (), None, rec, common))
         return turns
-    calls = _calls(rec, blocks, n) if role == "assistant" else ()
+    calls = _calls(rec, blocks, where) if role == "assistant" else ()
     kwargs = _kwargs(rec)
     call_id = rec.get("tool_call_id", kwargs.get("tool_call_id")) if role == "tool" else None
     return [_turn(role, blocks, calls, call_id, rec, common)]
@@ -120,21 +125,29 @@ def _kwargs(rec: Mapping[str, Any]) -> Mapping[str, Any]:
     return kwargs if isinstance(kwargs, Mapping) else {}
 
 
-def _role(rec: Mapping[str, Any], n: int) -> str:
+def _bad(where: str, problem: str) -> InvalidInputError:
+    """The error of a record that cannot be read: ``<where>: <problem>``."""
+    return InvalidInputError(f"{where}: {problem}")
+
+
+def _role(rec: Mapping[str, Any], where: str) -> str:
     raw = str(rec.get("role", "")).lower()
     role = ROLE_ALIASES.get(raw, raw)
     if role not in ROLES:
-        raise InvalidInputError.for_value(f"record {n} role", rec.get("role"), f"use {ROLES}")
+        given = rec.get("role")
+        what = "no role" if given is None else f"unknown role {_short(given)}"
+        raise _bad(where, f"{what} (use {', '.join(ROLES[:-1])} or {ROLES[-1]})")
     return role
 
 
-def _blocks(content: Any, n: int) -> tuple[Mapping[str, Any], ...] | None:
+def _blocks(content: Any, where: str) -> tuple[Mapping[str, Any], ...] | None:
     """Content as blocks: None for a string (or null), a tuple of dicts for a list."""
     if content is None or isinstance(content, str):
         return None
     if not isinstance(content, Sequence):
-        raise InvalidInputError.for_value(
-            f"record {n} content", content, "must be a string, null or a list of parts"
+        raise _bad(
+            where,
+            f"content must be a string, null or a list of parts (got {_short(content)})",
         )
     out = []
     for part in content:
@@ -146,12 +159,12 @@ def _blocks(content: Any, n: int) -> tuple[Mapping[str, Any], ...] | None:
                 block["type"] = block["block_type"]
             out.append(block)
         else:
-            raise InvalidInputError.for_value(f"record {n} content part", part, "must be an object")
+            raise _bad(where, f"a content part must be an object or a string (got {_short(part)})")
     return tuple(out)
 
 
 def _calls(
-    rec: Mapping[str, Any], blocks: tuple[Mapping[str, Any], ...] | None, n: int
+    rec: Mapping[str, Any], blocks: tuple[Mapping[str, Any], ...] | None, where: str
 ) -> tuple[ToolCall, ...]:
     """An assistant message's tool calls, from ``tool_calls``, ``function_call`` or blocks."""
     kwargs = _kwargs(rec)
@@ -159,12 +172,12 @@ def _calls(
     if isinstance(rec.get("function_call"), Mapping):
         raw.append({"function": rec["function_call"]})
     raw += [b for b in blocks or () if b.get("type") in _CALL_TYPES]
-    return tuple(_call(c, n) for c in raw)
+    return tuple(_call(c, where) for c in raw)
 
 
-def _call(raw: Any, n: int) -> ToolCall:
+def _call(raw: Any, where: str) -> ToolCall:
     if not isinstance(raw, Mapping):
-        raise InvalidInputError.for_value(f"record {n} tool call", raw, "must be an object")
+        raise _bad(where, f"a tool call must be an object (got {_short(raw)})")
     nested = raw.get("function")
     function: Mapping[str, Any] = nested if isinstance(nested, Mapping) else raw
     name = str(function.get("name") or raw.get("tool_name") or "unknown")
@@ -185,7 +198,7 @@ def _call(raw: Any, n: int) -> ToolCall:
 
 def _tool_result_turn(block: Mapping[str, Any], common: Mapping[str, Any]) -> Turn:
     content = block.get("content")
-    blocks = _blocks(content, 0) if isinstance(content, list) else None
+    blocks = _blocks(content, "tool_result") if isinstance(content, list) else None
     text = blocks_text(blocks) if blocks is not None else str(content or "")
     extra = {**common["extra"], **({"status": "error"} if block.get("is_error") else {})}
     return Turn(
@@ -198,18 +211,17 @@ def _tool_result_turn(block: Mapping[str, Any], common: Mapping[str, Any]) -> Tu
     )
 
 
-def _created_at(value: Any, n: int) -> float | None:
+def _created_at(value: Any, where: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, str):
         try:
             return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
         except ValueError as exc:
-            raise InvalidInputError.for_value(
-                f"record {n} created_at", value, "must be ISO 8601 or seconds"
-            ) from exc
+            problem = f"created_at {_short(value)} must be ISO 8601 or seconds since the epoch"
+            raise _bad(where, problem) from exc
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidInputError.for_value(f"record {n} created_at", value, "must be a number")
+        raise _bad(where, f"created_at {_short(value)} must be a number or an ISO 8601 string")
     if not math.isfinite(value):
-        raise InvalidInputError.for_value(f"record {n} created_at", value, "must be finite")
+        raise _bad(where, f"created_at {_short(value)} must be finite")
     return float(value)

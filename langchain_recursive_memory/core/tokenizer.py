@@ -291,6 +291,14 @@ class TokenCounter:
             return sum(self._count_value(v) for v in value)
         return self.count_text(json.dumps(value, ensure_ascii=False))
 
+    def count_block(self, block: Any) -> int:
+        """Return the tokens of one content block, as :meth:`count_turn` counts it.
+
+        Text-bearing blocks (text, reasoning, tool results) count their text; media
+        blocks count ``media_tokens``.
+        """
+        return self._count_value(block)
+
     def count_turn(self, turn: Turn) -> int:
         """Return the tokens ``turn`` costs as one message of a chat request.
 
@@ -314,20 +322,35 @@ class TokenCounter:
             total += self.count_text(turn.tool_call_id)
         return total
 
-    def count_tools(self, tools: Sequence[Mapping[str, Any]]) -> int:
+    def count_tools(self, tools: Sequence[Mapping[str, Any]], *, as_sent: bool = True) -> int:
         """Return the tokens tool (function) definitions add to a request.
 
-        ``tools`` are OpenAI-style definitions (``{"type": "function", "function": {...}}``
-        or the bare ``{"name", "description", "parameters"}``). Counted the way OpenAI
-        counts function definitions (the openai-cookbook's ``num_tokens_for_tools``): per
-        function ``name:description`` plus a fixed start (7 tokens for the o200k models,
-        10 for cl100k), per property ``key:type:description`` plus 3 (enum values 3 each,
-        the list -3), 3 per properties block and 12 per request. Nested object and array
-        schemas, which that formula leaves out, are counted as their JSON text: an upper
-        bound.
+        ``tools`` are the definitions as the provider is sent them (OpenAI-style
+        ``{"type": "function", "function": {...}}``, the bare ``{"name", "description",
+        "parameters"}``, Anthropic's ``{"name", "description", "input_schema"}``).
+
+        By default (``as_sent=True``) they are counted as the JSON the provider receives:
+        the conservative count (providers other than OpenAI count at least that much).
+        ``as_sent=False`` counts them the way OpenAI counts function definitions (the
+        openai-cookbook's ``num_tokens_for_tools``): per function ``name:description``
+        plus a fixed start (7 tokens for the o200k models, 10 for cl100k), per property
+        ``key:type:description`` plus 3 (enum values 3 each, the list -3), 3 per
+        properties block and 12 per request; nested object and array schemas, which that
+        formula leaves out, are counted as their JSON text. That count is smaller: fine
+        for OpenAI, an undercount for other providers.
+
+        Example:
+            >>> tool = {"name": "add", "description": "Add two numbers.",
+            ...         "parameters": {"type": "object", "properties": {
+            ...             "a": {"type": "integer"}, "b": {"type": "integer"}}}}
+            >>> counter = TokenCounter("gpt-4o")
+            >>> counter.count_tools([tool]), counter.count_tools([tool], as_sent=False)
+            (47, 40)
         """
         if not tools:
             return 0
+        if as_sent:
+            return self.count_text(json.dumps(list(tools), ensure_ascii=False, default=str))
         start = FUNCTION_START_O200K if self.encoding_name == "o200k_base" else FUNCTION_START
         total = FUNCTIONS_END
         for tool in tools:

@@ -22,7 +22,17 @@ from typing import Any, Literal
 from .errors import InvalidInputError
 from .validation import check_json, check_optional_text, check_text, check_timestamp
 
-__all__ = ["Role", "ToolCall", "Turn", "blocks_text", "group_tool_calls", "turn_list"]
+__all__ = [
+    "REASONING_BLOCK_TYPES",
+    "Role",
+    "ToolCall",
+    "Turn",
+    "blocks_text",
+    "group_tool_calls",
+    "is_reasoning",
+    "reasoning_text",
+    "turn_list",
+]
 
 Role = Literal["user", "assistant", "system", "tool"]
 """The four roles a turn can have (LangChain's human/ai map to user/assistant)."""
@@ -43,7 +53,11 @@ MEDIA_BLOCK_TYPES = frozenset(
         "document",
     }
 )
-_TEXT_KEYS = ("text", "thinking", "reasoning", "content", "summary")
+REASONING_BLOCK_TYPES = frozenset({"thinking", "redacted_thinking", "reasoning"})
+"""Block types of a model's reasoning (Anthropic's thinking, LangChain's and OpenAI's
+reasoning): stored and replayed to the provider, never part of a turn's text."""
+_TEXT_KEYS = ("text", "content", "summary")
+_REASONING_KEYS = ("thinking", "reasoning", "summary", "text")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +111,9 @@ class Turn:
 
     Attributes:
         role: ``"user"``, ``"assistant"``, ``"system"`` or ``"tool"``.
-        text: The message's plain text (for content blocks, their text parts joined).
+        text: The message's plain text: what was said (for content blocks, their text
+            parts joined; reasoning blocks are not part of it, see :func:`blocks_text`).
+            Everything that indexes, recalls, summarizes or extracts facts reads it.
         blocks: The original content blocks when the content was a list (images, thinking,
             ...), JSON-serializable; ``None`` for plain text content.
         tool_calls: Tool calls requested by an assistant turn.
@@ -234,28 +250,66 @@ class Turn:
         )
 
 
-def blocks_text(blocks: Sequence[Any]) -> str:
-    r"""Join the text parts of a list of content blocks (strings or dicts).
+def is_reasoning(block: Any) -> bool:
+    """Whether a content block is a model's reasoning (see :data:`REASONING_BLOCK_TYPES`)."""
+    return isinstance(block, Mapping) and (
+        block.get("type", block.get("block_type")) in REASONING_BLOCK_TYPES
+    )
 
-    Media blocks contribute nothing; ``thinking``/``reasoning`` blocks contribute their text.
+
+def blocks_text(blocks: Sequence[Any]) -> str:
+    r"""Join the text parts of a list of content blocks (strings or dicts): what was said.
+
+    Media blocks contribute nothing; neither do reasoning blocks (``thinking``,
+    ``redacted_thinking``, ``reasoning``): they are kept in the blocks, replayed to the
+    provider, and read with :func:`reasoning_text` when asked for.
 
     Example:
         >>> blocks_text(["hi", {"type": "text", "text": "there"}, {"type": "image_url"}])
         'hi\nthere'
+        >>> blocks_text([{"type": "thinking", "thinking": "Hm."}, {"type": "text", "text": "Yes"}])
+        'Yes'
     """
     parts: list[str] = []
     for block in blocks:
         if isinstance(block, str):
             parts.append(block)
         elif isinstance(block, Mapping):
-            if block.get("type") in MEDIA_BLOCK_TYPES:
+            if block.get("type") in MEDIA_BLOCK_TYPES or is_reasoning(block):
                 continue
-            for key in _TEXT_KEYS:
-                value = block.get(key)
-                if isinstance(value, str) and value:
-                    parts.append(value)
-                    break
+            parts.extend(_first_text(block, _TEXT_KEYS))
     return "\n".join(parts)
+
+
+def reasoning_text(blocks: Sequence[Any]) -> str:
+    """Join the text of the reasoning blocks of a list of content blocks.
+
+    Anthropic ``thinking``, LangChain ``reasoning`` and OpenAI reasoning summaries
+    (``summary: [{"text": ...}]``); ``redacted_thinking`` has no readable text.
+
+    Example:
+        >>> reasoning_text([{"type": "reasoning", "summary": [{"text": "Checked."}]}])
+        'Checked.'
+    """
+    parts: list[str] = []
+    for block in blocks:
+        if not is_reasoning(block):
+            continue
+        summary = block.get("summary")
+        if isinstance(summary, list):
+            parts.extend(s["text"] for s in summary if isinstance(s, Mapping) and s.get("text"))
+        else:
+            parts.extend(_first_text(block, _REASONING_KEYS))
+    return "\n".join(parts)
+
+
+def _first_text(block: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
+    """The first non-empty string of ``keys`` in ``block`` (as a list: empty or one)."""
+    for key in keys:
+        value = block.get(key)
+        if isinstance(value, str) and value:
+            return [value]
+    return []
 
 
 def group_tool_calls(turns: Sequence[Turn]) -> list[list[Turn]]:

@@ -28,7 +28,12 @@ Example:
     ["Hi, I'm Ada.", 'Hi Ada!', 'Who am I?', 'Ada.']
 """
 
-from .agent import RecursiveMemoryMiddleware
-from .sessions import SessionResolver, UserResolver
+from ..core.errors import MissingDependencyError
+
+try:
+    from .agent import RecursiveMemoryMiddleware
+    from .sessions import SessionResolver, UserResolver
+except ImportError as exc:  # langchain (and langgraph) come with the [agents] extra
+    raise MissingDependencyError.for_import(exc, "RecursiveMemoryMiddleware") from exc
 
 __all__ = ["RecursiveMemoryMiddleware", "SessionResolver", "UserResolver"]

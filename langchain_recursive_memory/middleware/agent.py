@@ -38,6 +38,7 @@ from ..core.storage import DEFAULT_NAMESPACE, MemoryStore, StoredTurn, validate_
 from ..core.turn import Turn
 from ..language_models import resolve_text_model
 from ..messages import is_summary_message, message_to_turn
+from .budget import reported_input_tokens, usage_correction
 from .sessions import (
     MemoryFactory,
     SessionResolver,
@@ -52,6 +53,7 @@ from .view import (
     bounded_request,
     latest_question,
     messages_to_log,
+    newest_not_sent,
     request_overhead,
     state_messages,
 )
@@ -66,11 +68,18 @@ logger = logging.getLogger("langchain_recursive_memory")
 
 @dataclass
 class _Session:
-    """A session's core memory and the message ids known to be in its log."""
+    """A session's core memory, the message ids known to be in its log, and its requests.
+
+    ``correction``: tokens the thread's next request leaves free, from the provider's
+    reported usage (:func:`~.budget.usage_correction`); ``warned``: whether a message
+    sent cut was already reported at WARNING in this thread.
+    """
 
     memory: RecursiveMemory
     user_id: str | None = None
     known: set[str] = field(default_factory=set)
+    correction: int = 0
+    warned: bool = False
 
 
 class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
@@ -83,12 +92,15 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     the latest human message when ``recall_tokens`` > 0), then the newest messages verbatim.
     The summary, recalled memories, messages, system message and tool definitions
     together stay within ``max_tokens``: the system prompt and the tool schemas are
-    counted exactly (tools as OpenAI counts function definitions, see
+    counted (tools as the JSON the provider is sent, see
     :meth:`~..core.TokenCounter.count_tools`) and the conversation gets the rest
     (``count_system_and_tools=False`` leaves them out, on top of ``max_tokens``, as
-    langchain's ``SummarizationMiddleware`` does). The current question and the newest
-    messages are always sent: a tool result too large for the budget is sent cut, marked as
-    cut, with its call (the log keeps it whole). The agent's system prompt is sent
+    langchain's ``SummarizationMiddleware`` does). A response that reports
+    ``usage_metadata["input_tokens"]`` corrects the thread's next request by the
+    provider's own count (see :func:`~.budget.usage_correction`; logged at DEBUG). The
+    current question and the newest messages are always sent: a tool result too large for
+    the budget is sent cut, marked as cut, with its call (the log keeps it whole; reported
+    once per thread at WARNING, then at INFO). The agent's system prompt is sent
     first and unchanged; system messages found among the state's messages (say, a
     ``SystemMessage`` passed in the input) are appended to it, so exactly one system
     message is sent, always first.
@@ -153,7 +165,8 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         namespace: Isolates apps or tenants sharing a store (default ``"default"``).
         max_tokens: Budget of the summary, recalled memories and messages sent on each
             model call (default 2000), counted with ``tokenizer_model``'s encoding.
-        max_summary_tokens: Enforced cap of the summary (default 300).
+        max_summary_tokens: Enforced cap of the summary (default 300, or a quarter of a
+            ``max_tokens`` under 1,200).
         max_messages: Also fold when more messages than this are unfolded (default: off).
         keep_tokens: Tokens of recent messages kept verbatim after a fold (default: half
             the window budget).
@@ -373,26 +386,74 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     # -- hooks ------------------------------------------------------------------------------
 
-    def _reserve(self, request: ModelRequest[Any], memory: RecursiveMemory) -> int:
-        """Tokens of ``max_tokens`` the request's system prompt and tools take (0 when off)."""
+    def _reserve(self, request: ModelRequest[Any], session: _Session) -> tuple[int, int]:
+        """Tokens of ``max_tokens`` the request's system prompt and tools take (0 when off).
+
+        Returns:
+            Their count, and the reserve of the conversation: the count plus the thread's
+            correction from the provider's reported usage (leaving at least
+            ``MIN_WINDOW_TOKENS`` for the conversation).
+        """
         if not self.count_system_and_tools:
-            return 0
-        reserve = request_overhead(request, memory)
-        room = memory.config.window_budget - reserve
+            return 0, 0
+        memory = session.memory
+        overhead = request_overhead(request, memory)
+        room = memory.config.window_budget - overhead
         if room < MIN_WINDOW_TOKENS:
             raise ConfigurationError.for_value(
                 "max_tokens",
                 memory.config.max_tokens,
-                f"the system prompt and tool schemas take {reserve} tokens, which leaves "
+                f"the system prompt and tool schemas take {overhead} tokens, which leaves "
                 f"{room} for the conversation; raise max_tokens or pass "
                 "count_system_and_tools=False",
             )
-        return reserve
+        return overhead, overhead + min(session.correction, room - MIN_WINDOW_TOKENS)
 
-    def _prepare(self, request: ModelRequest[Any]) -> tuple[_Session, RecursiveMemory, int]:
-        """The run's session, its memory, and the tokens the request's prompt and tools take."""
+    def _prepare(self, request: ModelRequest[Any]) -> tuple[_Session, int, int]:
+        """The run's session, and the tokens the request's prompt and tools take (reserve)."""
         session = self._run_session(request.runtime)
-        return session, session.memory, self._reserve(request, session.memory)
+        return session, *self._reserve(request, session)
+
+    def _view(
+        self,
+        session: _Session,
+        request: ModelRequest[Any],
+        context: Context | None,
+        reserve: int,
+    ) -> tuple[ModelRequest[Any], int]:
+        """The request to send and its token count; a message sent cut is logged."""
+        memory = session.memory
+        bounded, context = bounded_request(request, memory, context, reserve)
+        problem = newest_not_sent(request, bounded)
+        if problem is not None:
+            # Cutting is documented: one warning per thread, the later ones at INFO.
+            level = logging.INFO if session.warned else logging.WARNING
+            session.warned = True
+            logger.log(
+                level,
+                "session %r: the newest message does not fit max_tokens=%d and is %s; "
+                "raise max_tokens (warned once per thread)",
+                memory.session_id,
+                memory.config.max_tokens,
+                problem,
+            )
+        return bounded, context.tokens
+
+    def _learn(self, session: _Session, estimate: int, response: Any) -> None:
+        """Correct the thread's next request by the provider's reported ``input_tokens``."""
+        reported = reported_input_tokens(response)
+        if reported is None or not self.count_system_and_tools:
+            return
+        max_tokens = session.memory.config.max_tokens
+        session.correction = usage_correction(estimate, reported, max_tokens)
+        logger.debug(
+            "session %r: the provider counted %d input_tokens for a request counted %d; "
+            "the next request leaves %d tokens free to correct for it",
+            session.memory.session_id,
+            reported,
+            estimate,
+            session.correction,
+        )
 
     def wrap_model_call(
         self,
@@ -400,7 +461,8 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Store the state's new messages, then call the model on the bounded view."""
-        session, memory, reserve = self._prepare(request)
+        session, overhead, reserve = self._prepare(request)
+        memory = session.memory
         context: Context | None
         try:
             self._store(session, messages_to_log(request), reserve)
@@ -408,7 +470,10 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         except StoreError as exc:
             warn_store(memory, exc)
             context = None
-        return handler(bounded_request(request, memory, context, reserve))
+        bounded, tokens = self._view(session, request, context, reserve)
+        response = handler(bounded)
+        self._learn(session, overhead + tokens, response)
+        return response
 
     async def awrap_model_call(
         self,
@@ -416,7 +481,8 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]:
         """Async twin of :meth:`wrap_model_call`."""
-        session, memory, reserve = self._prepare(request)
+        session, overhead, reserve = self._prepare(request)
+        memory = session.memory
         context: Context | None
         try:
             await self._astore(session, messages_to_log(request), reserve)
@@ -425,7 +491,10 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         except StoreError as exc:
             warn_store(memory, exc)
             context = None
-        return await handler(bounded_request(request, memory, context, reserve))
+        bounded, tokens = self._view(session, request, context, reserve)
+        response = await handler(bounded)
+        self._learn(session, overhead + tokens, response)
+        return response
 
     def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Store what the run added after its last model call (the answer, tool results)."""

@@ -5,12 +5,12 @@
 * :func:`request_overhead` - the tokens of the request's system prompt and tool schemas,
   counted inside ``max_tokens`` by default;
 * :func:`bounded_request` - the request with the memory's context instead of the
-  history, and exactly one system message, first.
+  history, and exactly one system message, first;
+* :func:`newest_not_sent` - whether the newest message reached the model whole.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -33,11 +33,10 @@ __all__ = [
     "latest_question",
     "merge_system",
     "messages_to_log",
+    "newest_not_sent",
     "request_overhead",
     "state_messages",
 ]
-
-logger = logging.getLogger("langchain_recursive_memory")
 
 
 def state_messages(state: Any) -> list[BaseMessage]:
@@ -92,10 +91,11 @@ def request_system(request: ModelRequest[Any]) -> SystemMessage | None:
 
 
 def request_overhead(request: ModelRequest[Any], memory: RecursiveMemory) -> int:
-    """Tokens of the request's system message and tool schemas (as providers count them).
+    """Tokens of the request's system message and tool schemas, as the provider is sent them.
 
-    Tools are converted to OpenAI function definitions and counted with
-    :meth:`~..core.TokenCounter.count_tools`.
+    Tools are converted to OpenAI function definitions (dicts are taken as given) and
+    counted as their JSON (:meth:`~..core.TokenCounter.count_tools`): the conservative
+    count.
     """
     counter = memory.counter
     system = request_system(request)
@@ -106,10 +106,13 @@ def request_overhead(request: ModelRequest[Any], memory: RecursiveMemory) -> int
 
 def bounded_request(
     request: ModelRequest[Any], memory: RecursiveMemory, context: Context | None, reserve: int
-) -> ModelRequest[Any]:
+) -> tuple[ModelRequest[Any], Context]:
     """The request with the memory's context and the single, first system message.
 
     ``context`` None (Chroma failed): the newest messages of the request that fit.
+
+    Returns:
+        The request to send and the context it holds (with its token count).
     """
     if context is None:
         candidates = [
@@ -121,29 +124,26 @@ def bounded_request(
         context = memory.context_builder.fit(turns, reserve=reserve)
     head = [turn_to_message(context.summary_turn)] if context.summary_turn else []
     window = [turn_to_message(t) for t in context.window if t.role != "system"]
-    _warn_if_newest_not_sent(request, memory, window)
-    return request.override(
+    bounded = request.override(
         messages=cast("list[AnyMessage]", head + window), system_message=request_system(request)
     )
+    return bounded, context
 
 
-def _warn_if_newest_not_sent(
-    request: ModelRequest[Any], memory: RecursiveMemory, window: Sequence[BaseMessage]
-) -> None:
+def newest_not_sent(request: ModelRequest[Any], bounded: ModelRequest[Any]) -> str | None:
+    """How the request's newest message fails to reach the model whole, or None if it does.
+
+    ``"sent cut (the log keeps it whole)"`` when it was cut to fit (a tool result larger
+    than the budget: the documented behaviour), ``"not sent to the model"`` when it is
+    missing.
+    """
     newest = next((m for m in reversed(request.messages) if not isinstance(m, SystemMessage)), None)
     if newest is None or not newest.id:
-        return
-    sent = next((m for m in window if m.id == newest.id), None)
+        return None
+    sent = next((m for m in bounded.messages if m.id == newest.id), None)
     if sent is not None and sent.content == newest.content:
-        return
-    logger.warning(
-        "session %r: the newest message (id %r) does not fit max_tokens=%d and is %s; "
-        "raise max_tokens",
-        memory.session_id,
-        newest.id,
-        memory.config.max_tokens,
-        "not sent to the model" if sent is None else "sent cut (the log keeps it whole)",
-    )
+        return None
+    return "not sent to the model" if sent is None else "sent cut (the log keeps it whole)"
 
 
 def _blocks(content: str | list[str | dict[Any, Any]]) -> list[str | dict[Any, Any]]:

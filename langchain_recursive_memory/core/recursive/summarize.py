@@ -2,9 +2,11 @@
 
 The answer is cleaned of what models wrap around a summary (reasoning, prefaces, fences,
 chatter: :func:`~..prompts.clean_summary`); a refusal, an answer that shares nothing with
-what it folds, or one that lost most of the previous summary's names and numbers
-(:func:`~..prompts.parse_summary`) is unusable: it is asked again once with the problem
-quoted, then the fold fails and the previous summary is kept.
+what it folds, or one that lost the previous summary (:func:`~..prompts.parse_summary`) is
+unusable: it is asked again once with the problem quoted, then the fold fails and the
+previous summary is kept. The summary-loss guard (:func:`~..prompts.answers.check_kept`)
+judges only a previous summary with at least ``MIN_JUDGED_TERMS`` (8) distinct names and
+numbers, and refuses a new one that keeps fewer than ``MIN_KEPT_SHARE`` (30%) of them.
 
 The cap is *enforced*: an answer over it is sent back ``shorten_attempts`` times with a
 "shorten" prompt, and whatever is still over is truncated at a sentence boundary. With

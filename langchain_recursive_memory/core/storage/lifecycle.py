@@ -32,7 +32,10 @@ from .usage import UsageLog
 from .users import UserStore
 from .vectors import VectorSpaces
 
-__all__ = ["SessionLifecycle"]
+__all__ = ["EXPIRE_BY", "SessionLifecycle"]
+
+EXPIRE_BY = ("written", "created")
+"""What a session's age is measured by: its last write, or its newest turn's own time."""
 
 
 def _finite(value: object) -> bool:
@@ -70,23 +73,42 @@ class SessionLifecycle(UserStore):
         """How the session's memory was made (see :meth:`describe_session`), or empty."""
         return self._sessions.settings(Scope.of(namespace, session_id))
 
-    def activity(self, namespace: str | None = None) -> dict[tuple[str, str], float]:
+    def activity(
+        self, namespace: str | None = None, *, by: str = "written"
+    ) -> dict[tuple[str, str], float]:
         """Return when each session (of a namespace, or all) last stored a turn.
 
-        The time is when the newest turn was written (its order key), not the time the
-        message claims (an imported transcript can be years old). Reads the turn log itself,
-        in pages, so no session is missed.
+        ``by="written"`` (default): when the newest turn was written (its order key), not
+        the time the message claims (an imported transcript can be years old).
+        ``by="created"``: the newest turn's own ``created_at`` (the time the message
+        claims; the write time when none was given). Reads the turn log itself, in pages,
+        so no session is missed.
+
+        Raises:
+            ConfigurationError: For a ``by`` not in :data:`EXPIRE_BY`.
         """
-        return self._turn_log.activity(namespace)
+        if by not in EXPIRE_BY:
+            raise ConfigurationError.for_value("by", by, f"must be one of {EXPIRE_BY}")
+        return self._turn_log.activity(namespace, created=by == "created")
 
     def expire(
-        self, older_than: float, *, namespace: str | None = None, now: float | None = None
+        self,
+        older_than: float,
+        *,
+        namespace: str | None = None,
+        now: float | None = None,
+        by: str = "written",
     ) -> list[tuple[str, str]]:
         """Delete every session that stored no turn in the last ``older_than`` seconds.
 
         A time-to-live for conversations: run it periodically (for example daily, from a
         scheduled job). Everything of an expired session is deleted, as by :meth:`clear`
         (what it stated is taken out of its user's facts).
+
+        A session's age goes by its last write (``by="written"``, default): a transcript
+        ingested today is young, whatever times its messages claim. ``by="created"`` goes
+        by the newest turn's own ``created_at`` instead (an import of 2024's messages is
+        as old as they are).
 
         Safe while writers are active: only turns ordered before the cutoff are deleted
         (by id, as read), and a session found holding any other turn afterwards gets them
@@ -97,12 +119,13 @@ class SessionLifecycle(UserStore):
             older_than: Age in seconds (> 0).
             namespace: Only this namespace (default: all).
             now: The current time (default: ``time.time()``).
+            by: ``"written"`` or ``"created"`` (see above).
 
         Returns:
             The ``(namespace, session_id)`` pairs deleted.
 
         Raises:
-            ConfigurationError: For a bad ``older_than`` or ``now``.
+            ConfigurationError: For a bad ``older_than``, ``now`` or ``by``.
             InvalidInputError: For a bad namespace.
         """
         for name, value in (("older_than", older_than), ("now", now)):
@@ -110,9 +133,14 @@ class SessionLifecycle(UserStore):
                 raise ConfigurationError.for_value(name, value, "must be a finite number")
         if older_than <= 0:
             raise ConfigurationError.for_value("older_than", older_than, "must be > 0")
-        cutoff = (time.time() if now is None else now) - older_than
-        candidates = [key for key, last in self.activity(namespace).items() if last < cutoff]
-        return [key for key in candidates if self._expire_one(Scope.of(*key), cutoff)]
+        started = time.time() if now is None else now
+        cutoff = started - older_than
+        ages = self.activity(namespace, by=by)
+        candidates = [key for key, last in ages.items() if last < cutoff]
+        # Turns written before the cutoff go (by="created": every turn written before this
+        # call); a session that gets a turn meanwhile keeps everything.
+        written_before = cutoff if by == "written" else started
+        return [key for key in candidates if self._expire_one(Scope.of(*key), written_before)]
 
     def _expire_one(self, scope: Scope, cutoff: float) -> bool:
         user = self.session_user(scope.namespace, scope.session_id)

@@ -97,6 +97,11 @@ def _written(meta: Mapping[str, Any]) -> tuple[tuple[str, str], float]:
     return (str(meta["ns"]), str(meta["sid"])), int(meta["seq"]) / 1e9
 
 
+def _created(meta: Mapping[str, Any]) -> tuple[tuple[str, str], float]:
+    """A turn record's session and the time its message claims (``created_at``)."""
+    return (str(meta["ns"]), str(meta["sid"])), float(meta["created"])
+
+
 def _oldest_first(turns: list[StoredTurn]) -> list[StoredTurn]:
     turns.sort(key=lambda s: (s.seq, s.id))
     return turns
@@ -415,12 +420,15 @@ class TurnLog(Repository):
         )
         return len(got["ids"])
 
-    def activity(self, namespace: str | None = None) -> dict[tuple[str, str], float]:
+    def activity(
+        self, namespace: str | None = None, *, created: bool = False
+    ) -> dict[tuple[str, str], float]:
         """Return when each session (of a namespace, or all) last stored a turn.
 
         Scans the whole log (of the namespace) in pages, so no session is missed; the
-        time is the newest order key's.
+        time is the newest order key's (``created``: the newest ``created_at``).
         """
+        when = _created if created else _written
         where = namespace_filter(namespace)
         latest: dict[tuple[str, str], float] = {}
         page = max(1, min(self.chroma.batch_size(), SCAN_PAGE))
@@ -437,7 +445,7 @@ class TurnLog(Repository):
                 ),
             )
             metas = got["metadatas"] or []
-            for key, written in decoded("turn", metas, _written):
+            for key, written in decoded("turn", metas, when):
                 if written > latest.get(key, float("-inf")):
                     latest[key] = written
             if len(metas) < page:

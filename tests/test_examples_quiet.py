@@ -1,0 +1,72 @@
+"""The examples run without "fold failed" warnings (issue 22, item 8).
+
+Their scripted stand-in summarizers must behave like the models they stand in for: a fold
+updates the previous summary (``S_k = LLM(S_{k-1} + overflow)``), so the summary-loss
+guard never rejects it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langchain_recursive_memory import RecursiveSummaryChatMessageHistory
+from langchain_recursive_memory.core import FunctionTextModel
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+CITIES = ["Lisbon", "Porto", "Braga", "Faro", "Evora", "Coimbra", "Sintra", "Tavira", "Lagos"]
+
+
+def test_the_user_memory_stand_in_keeps_the_previous_summary_over_many_folds(store, caplog):
+    stand_in = runpy.run_path(str(ROOT / "examples" / "user_memory.py"))["stand_in_summarizer"]
+    history = RecursiveSummaryChatMessageHistory(
+        "long",
+        store=store,
+        llm=FunctionTextModel(stand_in),
+        extract_facts=True,
+        max_tokens=500,
+    )
+    with caplog.at_level(logging.WARNING, logger="langchain_recursive_memory"):
+        for i in range(60):
+            city = CITIES[i % len(CITIES)]
+            history.add_messages(
+                [
+                    HumanMessage(f"Day {i}: we visited {city} and paid {40 + i} euros."),
+                    AIMessage(f"Noted day {i} in {city}."),
+                ]
+            )
+    assert history.memory.summary().version >= 3  # several folds
+    assert "fold failed" not in caplog.text, caplog.text
+    assert "Lisbon" in history.summary  # the first fold's names are still there
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
+def test_every_example_runs_without_a_fold_failure_warning(script, tmp_path):
+    env = {**os.environ, "LANGCHAIN_RECURSIVE_MEMORY_PATH": str(tmp_path / "store")}
+    env.pop("LRM_MODEL", None)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    code = (
+        "import logging, runpy, sys\n"
+        "logging.basicConfig(level=logging.WARNING)\n"
+        f"sys.argv = [{str(script)!r}]\n"
+        f"runpy.run_path({str(script)!r}, run_name='__main__')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "fold failed" not in out.stderr, out.stderr[-3000:]
+    assert "WARNING:langchain_recursive_memory" not in out.stderr, out.stderr[-3000:]
