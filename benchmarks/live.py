@@ -523,6 +523,7 @@ def sweep(
         for name, got in times.items():
             row = summary(got)
             row["turns"] = size
+            row["load_average"] = os.getloadavg()[0]
             if name == FLOOR:
                 with_embed = [t + e for t, e in zip(got["total"], got["embed"], strict=True)]
                 row["total_with_embedding_p50_ms"] = pct(with_embed, 50)
@@ -703,6 +704,7 @@ def run(
     user_sessions: int = 50,
     user_turns: int = 1000,
     user_samples: int | None = None,
+    user_embedders: Sequence[str] | None = None,
     first_reads: bool = True,
     data: Path | str | None = DEFAULT_LOCOMO,
     out: str = "live",
@@ -714,6 +716,7 @@ def run(
     sizes = sorted(set(sizes))
     data_path = Path(data) if data else None
     started = time.time()
+    load_before = os.getloadavg()
     modes: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="lrm-live-") as tmp_dir:
         tmp = Path(tmp_dir)
@@ -747,7 +750,7 @@ def run(
                         f"fresh process, {engine}: {got['first_read_s']:.2f} s "
                         f"(open {got['open_s']:.2f} s, second read {got['second_read_s']:.3f} s)"
                     )
-            if user_sessions > 0 and user_turns > 0:
+            if user_sessions > 0 and user_turns > 0 and mode in (user_embedders or embedders):
                 result["user"] = user_scope(
                     mode,
                     embedder,
@@ -776,6 +779,7 @@ def run(
             "user_sessions": user_sessions,
             "user_turns": user_turns,
             "user_samples": user_samples or samples,
+            "user_embedders": list(user_embedders or embedders),
             "max_tokens": MAX_TOKENS,
             "max_summary_tokens": SUMMARY_TOKENS,
             "k": K,
@@ -785,6 +789,7 @@ def run(
         "targets": {k: {"what": v[0], "target": v[1], "sense": v[2]} for k, v in TARGETS.items()},
         "modes": modes,
         "seconds": time.time() - started,
+        "load_average": {"start": load_before, "end": os.getloadavg()},
     }
     report(data_out)
     target_dir = RESULTS if results_dir is None else Path(results_dir)
@@ -916,10 +921,13 @@ def _conc_loop_sync(
     counts: dict[int, int],
     embedder_name: str,
     data: str | None,
-    start_at: float,
     seconds: float,
 ) -> dict[str, Any]:
-    """Threads, one per session, each looping add + read until the deadline (sync API)."""
+    """Threads, one per session, each looping add + read for ``seconds`` (sync API).
+
+    Prints ``READY`` once set up and waits for a line on stdin, so that every worker
+    process starts at the same moment.
+    """
     embedder = make_embedder(embedder_name)
     vectors = Vectors(embedder)
     if system == FLOOR:
@@ -968,9 +976,9 @@ def _conc_loop_sync(
     finished: dict[int, float] = {}
     latencies: list[float] = []
     errors: list[str] = []
-    late = time.time() > start_at
-    time.sleep(max(0.0, start_at - time.time()))
-    deadline = time.time() + seconds if late else start_at + seconds
+    print("READY", flush=True)
+    sys.stdin.readline()
+    deadline = time.time() + seconds
 
     def loop(s: int, step: Callable[[int], None]) -> None:
         n = counts[s]
@@ -1000,7 +1008,6 @@ def _conc_loop_sync(
         "ended": max(finished.values()) if finished else time.time(),
         "latencies": latencies,
         "errors": errors,
-        "late": late,
     }
 
 
@@ -1284,7 +1291,6 @@ def _processes(
     seconds: float,
 ) -> dict[str, Any]:
     """``procs`` worker processes of ``threads`` threads each, started at the same moment."""
-    start_at = time.time() + 6.0 + procs  # after every worker's imports
     children = []
     for p in range(procs):
         sessions = list(range(p * threads, (p + 1) * threads))
@@ -1297,17 +1303,27 @@ def _processes(
             "counts": {str(s): counts[s] for s in sessions},
             "embedder": embedder_name,
             "data": data,
-            "start_at": start_at,
             "seconds": seconds,
         }
         children.append(
             subprocess.Popen(
                 [sys.executable, str(HERE), CONC_WORKER, json.dumps(spec)],
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
             )
         )
+    for child in children:  # every worker has its memories (or clients) ready
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        if line.strip() != "READY":
+            _, stderr = child.communicate(timeout=60)
+            raise RuntimeError(f"worker failed to start:\n{line}{stderr[-3000:]}")
+    for child in children:
+        assert child.stdin is not None
+        child.stdin.write("go\n")
+        child.stdin.flush()
     reports = []
     for child in children:
         stdout, stderr = child.communicate(timeout=seconds + 600)
@@ -1326,7 +1342,6 @@ def _processes(
     began = min(r["began"] for r in reports)
     ended = max(r["ended"] for r in reports)
     row = _throughput(exchanges, ended - began, latencies)
-    row["late_workers"] = sum(1 for r in reports if r["late"])
     row["errors"] = errors[:5]
     return row
 
@@ -1642,7 +1657,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             {int(k): v for k, v in spec["counts"].items()},
             spec["embedder"],
             spec["data"],
-            float(spec["start_at"]),
             float(spec["seconds"]),
         )
         print(json.dumps(got))
@@ -1659,6 +1673,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--user-sessions", type=int, default=50)
     parser.add_argument("--user-turns", type=int, default=1000)
     parser.add_argument("--user-samples", type=int, default=None, help="default: --samples")
+    parser.add_argument(
+        "--user-embedders",
+        nargs="+",
+        choices=EMBEDDERS,
+        default=None,
+        help="the embedders the user's scope is measured with (default: --embedders)",
+    )
     parser.add_argument("--no-first-read", action="store_true")
     parser.add_argument("--data", default=str(DEFAULT_LOCOMO))
     parser.add_argument("--out", default=None, help="result name (benchmarks/results/<out>)")
@@ -1719,6 +1740,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         user_sessions=args.user_sessions,
         user_turns=args.user_turns,
         user_samples=args.user_samples,
+        user_embedders=args.user_embedders,
         first_reads=not args.no_first_read,
         data=args.data,
         out=args.out or "live",
