@@ -78,6 +78,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -104,6 +105,7 @@ K = 8
 TURNS_PER_DAY = 20
 START = datetime(2023, 1, 2, 9, 0, tzinfo=timezone.utc).timestamp()
 USER = "ada"
+LIBRARY = ("langchain_recursive_memory", "llamaindex_higmem")
 WORKER_TURNS = 480
 WORKER_BATCH = 16
 
@@ -428,6 +430,23 @@ class Ours:
         t0 = time.perf_counter()
         read(self.name, self.memory, question, self.scope)
         return time.perf_counter() - t0
+
+
+def versions() -> dict[str, Any]:
+    """The commit measured (``code_version``) and the last commit that changed the library."""
+    out = code_version()
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(HERE.parents[1]), "log", "-1", "--format=%H", "--", *LIBRARY],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+        out["library_commit"] = done.stdout.strip() or None
+    except (OSError, subprocess.TimeoutExpired):
+        out["library_commit"] = None
+    return out
 
 
 def chroma_client(path: Path) -> Any:
@@ -769,7 +788,7 @@ def run(
             result["seconds"] = time.perf_counter() - t0
             modes[mode] = result
     data_out = {
-        "code": code_version(),
+        "code": versions(),
         "settings": {
             "sizes": sizes,
             "samples": samples,
@@ -901,8 +920,9 @@ def plot(result: dict[str, Any], path: Path) -> Path:
         )
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-    commit = (result.get("code") or {}).get("commit") or "?"
-    fig.suptitle(f"Live chat: cost per exchange as the session grows ({commit[:7]})")
+    code = result.get("code") or {}
+    commit = code.get("library_commit") or code.get("commit") or "?"
+    fig.suptitle(f"Live chat: cost per exchange as the session grows (library at {commit[:7]})")
     return save_figure(fig, path)
 
 
@@ -982,15 +1002,16 @@ def _conc_loop_sync(
 
     def loop(s: int, step: Callable[[int], None]) -> None:
         n = counts[s]
-        try:
-            while time.time() < deadline:
-                t0 = time.perf_counter()
+        while time.time() < deadline:
+            t0 = time.perf_counter()
+            try:
                 step(n)
+            except Exception:  # counted and reported; the session goes on, as an app's would
+                errors.append(traceback.format_exc()[-2000:])
+            else:
                 latencies.append(time.perf_counter() - t0)
-                n += 2
                 done[s] += 1
-        except Exception as exc:  # reported, not hidden
-            errors.append(f"{type(exc).__name__}: {exc}")
+            n += 2
         finished[s] = time.time()
 
     began = time.time()
@@ -1073,15 +1094,16 @@ async def _conc_async(
 
     async def run_one(s: int, step: Callable[[int], Any]) -> None:
         n = counts[s]
-        try:
-            while loop.time() < deadline:
-                t0 = time.perf_counter()
+        while loop.time() < deadline:
+            t0 = time.perf_counter()
+            try:
                 await step(n)
+            except Exception:  # counted and reported; the session goes on
+                errors.append(traceback.format_exc()[-2000:])
+            else:
                 latencies.append(time.perf_counter() - t0)
-                n += 2
                 done[s] += 1
-        except Exception as exc:
-            errors.append(f"{type(exc).__name__}: {exc}")
+            n += 2
 
     began = time.perf_counter()
     await asyncio.gather(*(run_one(s, step) for s, step in zip(sessions, steps, strict=True)))
@@ -1120,6 +1142,14 @@ def _prefill(
         talk = Talk(data, variant=s)
         for at in range(0, turns, 100):
             memory.add(talk.turns(at, min(100, turns - at)))
+
+
+def _distinct(errors: list[str], most: int = 3) -> list[str]:
+    """The first ``most`` distinct tracebacks (by their last line)."""
+    seen: dict[str, str] = {}
+    for error in errors:
+        seen.setdefault(error.strip().splitlines()[-1], error)
+    return list(seen.values())[:most]
 
 
 def _throughput(exchanges: int, seconds: float, latencies: list[float]) -> dict[str, Any]:
@@ -1192,7 +1222,8 @@ def concurrency(
                     row = _throughput(
                         sum(got["exchanges"].values()), got["elapsed"], got["latencies"]
                     )
-                    row["errors"] = got["errors"][:5]
+                    row["error_count"] = len(got["errors"])
+                    row["errors"] = _distinct(got["errors"])
                     by_case[f"asyncio x {level}"] = row
                     console.print(
                         f"  {system}, asyncio x {level}: {row['turns_per_s']:.1f} turns/s"
@@ -1231,7 +1262,7 @@ def concurrency(
         if engine != FLOOR
     }
     result = {
-        "code": code_version(),
+        "code": versions(),
         "settings": {
             "engines": list(engines),
             "levels": list(levels),
@@ -1257,6 +1288,11 @@ def concurrency(
                 system,
                 *(
                     f"{by_case[c]['turns_per_s']:.1f}"
+                    + (
+                        f" [{by_case[c]['error_count']} failed]"
+                        if by_case[c]["error_count"]
+                        else ""
+                    )
                     + (
                         ""
                         if system == FLOOR
@@ -1342,7 +1378,8 @@ def _processes(
     began = min(r["began"] for r in reports)
     ended = max(r["ended"] for r in reports)
     row = _throughput(exchanges, ended - began, latencies)
-    row["errors"] = errors[:5]
+    row["error_count"] = len(errors)
+    row["errors"] = _distinct(errors)
     return row
 
 
@@ -1564,7 +1601,7 @@ def worker_memory(
             raise RuntimeError(f"worker ({kind}) failed:\n{done.stderr[-3000:]}")
         runs[kind] = json.loads(done.stdout.strip().splitlines()[-1])
     result = {
-        "code": code_version(),
+        "code": versions(),
         "settings": {
             "sessions": sessions,
             "turns": turns,
