@@ -433,19 +433,29 @@ class Ours:
 
 
 def versions() -> dict[str, Any]:
-    """The commit measured (``code_version``) and the last commit that changed the library."""
-    out = code_version()
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(HERE.parents[1]), "log", "-1", "--format=%H", "--", *LIBRARY],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-        out["library_commit"] = done.stdout.strip() or None
-    except (OSError, subprocess.TimeoutExpired):
-        out["library_commit"] = None
+    """What was measured: the library actually imported (its folder, the commit of its
+    checkout, its modified files), which may be another worktree than this script's."""
+    import langchain_recursive_memory
+
+    root = Path(langchain_recursive_memory.__file__).resolve().parents[1]
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(root), *args],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    out = code_version(root)
+    out["library_path"] = str(root)
+    out["library_commit"] = git("log", "-1", "--format=%H", "--", *LIBRARY)
+    out["script_commit"] = code_version(HERE.parents[1])["commit"]
     return out
 
 
