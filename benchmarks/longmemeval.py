@@ -260,7 +260,7 @@ def select(
     if stratified is not None and stratified < len(kept):
         counts = Counter(str(q["question_type"]) for q in kept)
         quota = {t: stratified * n / len(kept) for t, n in counts.items()}
-        alloc = {t: int(math.floor(v)) for t, v in quota.items()}
+        alloc = {t: math.floor(v) for t, v in quota.items()}
         rest = stratified - sum(alloc.values())
         for t in sorted(quota, key=lambda t: (-(quota[t] - alloc[t]), t))[:rest]:
             alloc[t] += 1
@@ -427,9 +427,7 @@ class CachedEmbedder:
         if todo:
             text_of = dict(zip(keys, texts, strict=True))
             vectors = self.inner.embed_documents([text_of[k] for k in todo])
-            fresh = {
-                k: np.asarray(v, dtype=np.float32) for k, v in zip(todo, vectors, strict=True)
-            }
+            fresh = {k: np.asarray(v, dtype=np.float32) for k, v in zip(todo, vectors, strict=True)}
             self._memo.update(fresh)
             if self._db is not None:
                 self._db.executemany(
@@ -765,7 +763,7 @@ def run(
     unknown = [s for s in systems if s not in SYSTEMS]
     if unknown:
         raise ValueError(f"unknown systems {unknown}; choose from {list(SYSTEMS)}")
-    ks = sorted(set(int(k) for k in ks))
+    ks = sorted({int(k) for k in ks})
     if not ks or ks[0] < 1:
         raise ValueError("k must be >= 1")
     top_k = ks[-1]
@@ -949,10 +947,7 @@ def print_results(result: Mapping[str, Any], title: str) -> None:
         print_table(
             f"{title}: {level} level (n={result['systems'][BASELINE]['overall'][level]['n']})",
             ["system", *[c.replace("recall_", "") for c in cols]],
-            [
-                [n, *[_fmt(result["systems"][n]["overall"][level][c]) for c in cols]]
-                for n in names
-            ],
+            [[n, *[_fmt(result["systems"][n]["overall"][level][c]) for c in cols]] for n in names],
         )
     metric_cols = [f"recall_all@{ks[-1]}", f"recall_any@{ks[0]}"]
     for metric in metric_cols:
