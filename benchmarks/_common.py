@@ -22,9 +22,7 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 DEFAULT_LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
-DEFAULT_LONGMEMEVAL = (
-    ROOT.parent / "shared" / "data" / "longmemeval" / "longmemeval_s_dev.json.xz"
-)
+DEFAULT_LONGMEMEVAL = ROOT.parent / "shared" / "data" / "longmemeval" / "longmemeval_s_dev.json.xz"
 _DIA_RE = re.compile(r"^D\d+:\d+$")
 
 console = Console(width=140)

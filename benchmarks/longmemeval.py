@@ -72,6 +72,7 @@ import re
 import sqlite3
 import statistics
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -390,9 +391,11 @@ class CachedEmbedder:
         self.misses = 0
         self._memo: dict[str, Any] = {}  # key -> float32 vector
         self._db: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
         if path is not None:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(path))
+            # the memories call the embedder from worker threads (their timeouts)
+            self._db = sqlite3.connect(str(path), check_same_thread=False)
             self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, v BLOB)")
 
     def __repr__(self) -> str:
@@ -417,6 +420,10 @@ class CachedEmbedder:
         return out
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        with self._lock:
+            return self._embed(texts)
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
         import numpy as np
 
         keys = [self._key(t) for t in texts]
