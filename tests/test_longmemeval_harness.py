@@ -225,6 +225,7 @@ def test_run_on_the_tiny_fixture(items, tmp_path):
         "sessions_dated_after_question": 0,
     }
     assert result["settings"]["systems"] == ["hybrid", "higmem", "bm25"]
+    assert result["library_warnings"] == {}
     for name in ("hybrid", "higmem", "bm25"):
         overall = result["systems"][name]["overall"]
         assert overall["turn"]["n"] == 2 and overall["session"]["n"] == 3
