@@ -874,6 +874,7 @@ def _questions(
         if hay.question_time is not None:
             last = max(t.created_at or 0.0 for t in hay.turns)
             data["sessions_dated_after_question"] += last > hay.question_time.timestamp()
+        turn_of = {str(t.id): t for t in hay.turns}
         record: dict[str, Any] = {
             "question_id": hay.question_id,
             "question_type": hay.question_type,
@@ -882,6 +883,8 @@ def _questions(
             "turns": len(hay.session_of),
             "sessions": len(hay.sessions),
             "evidence": list(hay.evidence),
+            "evidence_roles": [turn_of[t].role for t in hay.evidence],
+            "evidence_chars": [len(turn_of[t].text) for t in hay.evidence],
             "answer_sessions": list(hay.answer_sessions),
             "systems": {},
         }
@@ -893,6 +896,8 @@ def _questions(
                 "metrics": question_metrics(got.ids, hay, ks),
                 "near_top5": near_share(got.ids, 5),
                 "distinct_sessions_top10": distinct_sessions(got.ids, 10),
+                "assistant_top10": sum(turn_of[t].role == "assistant" for t in got.ids[:10]),
+                "chars_top10": [len(turn_of[t].text) for t in got.ids[:10]],
                 "ingest_seconds": round(got.ingest_seconds, 4),
                 "read_seconds": round(got.read_seconds, 4),
                 **got.notes,
@@ -938,6 +943,11 @@ def diagnostics(
             "returned_in_score_order": sum(
                 bool(r["systems"][n].get("returned_in_score_order", True)) for r in records
             ),
+            "assistant_share_top10": sum(r["systems"][n]["assistant_top10"] for r in records)
+            / max(1, sum(min(10, len(r["systems"][n]["ranked"])) for r in records)),
+            "median_chars_top10": _median(
+                [c for r in records for c in r["systems"][n]["chars_top10"]]
+            ),
         }
         if n == "hybrid":
             out[n]["evidence_in_window_before_final_fold"] = sum(hybrid_note)
@@ -950,8 +960,18 @@ def diagnostics(
             == set(r["systems"]["higmem"]["ranked"][:top_k])
             for r in records
         )
+    roles = [role for r in records for role in r["evidence_roles"]]
+    out["evidence"] = {
+        "turns": len(roles),
+        "assistant_share": roles.count("assistant") / max(1, len(roles)),
+        "median_chars": _median([c for r in records for c in r["evidence_chars"]]),
+    }
     out["questions"] = len(records)
     return out
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
 
 
 def timing(
@@ -1037,10 +1057,24 @@ def print_results(result: Mapping[str, Any], title: str) -> None:
     print_table("minus plain BM25 (paired bootstrap 95%)", ["", "group", "n", "diff", "CI"], rows)
     diag = result["diagnostics"]
     print_table(
-        "diagnostics",
-        ["system", "top-5 within 2 turns of another", "distinct sessions in top 10"],
+        "diagnostics (top-10 turns; evidence: "
+        f"{diag['evidence']['assistant_share']:.0%} assistant turns, median "
+        f"{diag['evidence']['median_chars']} characters)",
         [
-            [n, _fmt(diag[n]["near_top5_share"]), _fmt(diag[n]["distinct_sessions_top10"], 2)]
+            "system",
+            "top-5 within 2 turns of another",
+            "distinct sessions in top 10",
+            "assistant turns in top 10",
+            "median characters",
+        ],
+        [
+            [
+                n,
+                _fmt(diag[n]["near_top5_share"]),
+                _fmt(diag[n]["distinct_sessions_top10"], 2),
+                _fmt(diag[n]["assistant_share_top10"]),
+                _fmt(diag[n]["median_chars_top10"], 0),
+            ]
             for n in names
         ],
     )

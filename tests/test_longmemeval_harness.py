@@ -248,6 +248,11 @@ def test_run_on_the_tiny_fixture(items, tmp_path):
     first = result["questions"][0]
     for name in ("hybrid", "higmem", "bm25"):
         assert first["systems"][name]["metrics"]["turn"]["recall_all@2"] == 1.0, name
+    diag = result["diagnostics"]
+    assert diag["evidence"]["turns"] == 4 and diag["evidence"]["assistant_share"] == 0.25
+    for name in ("hybrid", "higmem", "bm25"):
+        assert 0.0 <= diag[name]["assistant_share_top10"] <= 1.0
+        assert diag[name]["median_chars_top10"] > 0
     assert set(result["bootstrap"]) == {"hybrid", "higmem"}
     assert set(result["bootstrap"]["hybrid"]) == {"recall_all@5", "recall_any@2"}
     assert result["settings"]["question_time"]["bm25"]["passed"] is False
