@@ -919,6 +919,93 @@ def _questions(
     return records, data, time.perf_counter() - started
 
 
+# -- a diagnosis: the library's turn ranking with other parameters --------------------------
+
+RANKER_VARIANTS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "b=0.75": {"b": 0.75},
+    "no window BM25": {"w_bm25_window": 0.0},
+    "b=0.75, no window BM25": {"b": 0.75, "w_bm25_window": 0.0},
+    "b=0.75, no window BM25, no date cue": {"b": 0.75, "w_bm25_window": 0.0, "w_date": 0.0},
+}
+"""``RankerParams`` changes measured by ``--ranker-variants`` (a diagnosis, not a tuning)."""
+
+
+def ranker_variants(
+    items: Sequence[Mapping[str, Any]],
+    variants: Mapping[str, Mapping[str, Any]] = RANKER_VARIANTS,
+    *,
+    ks: Sequence[int] = (5, 10),
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """The library's ``TurnRanker`` (BM25 only, no store, no embedder) with other parameters.
+
+    Not the application's path (``run`` is): the haystack's turns go straight to
+    ``ranked_turns`` and ``TurnRanker(..., RankerParams(**variant)).top(question)``, the
+    ranking that hybrid recall and HiGMem's no-LLM retrieval use, to see which of its
+    parts cost recall on LongMemEval. Plain BM25 is scored beside it.
+    """
+    from langchain_recursive_memory.core.retrieval.ranking import RankerParams, TurnRanker
+    from langchain_recursive_memory.core.retrieval.turns import ranked_turns
+    from langchain_recursive_memory.core.storage import StoredTurn
+
+    ks = sorted({int(k) for k in ks})
+    say = log or (lambda _msg: None)
+    bm25 = BM25System(Settings())
+    names = [*variants, BASELINE]
+    records: list[dict[str, Any]] = []
+    for number, item in enumerate(items, start=1):
+        if is_abstention(item):
+            continue
+        hay = build_haystack(item)
+        stored = [StoredTurn(t, n, 0, "o200k_base") for n, t in enumerate(hay.turns, start=1)]
+        ranked = ranked_turns(stored)
+        role = {str(t.id): t.role for t in hay.turns}
+        record: dict[str, Any] = {"question_type": hay.question_type, "systems": {}}
+        for name in names:
+            if name == BASELINE:
+                ids = bm25.rank(hay, ks[-1]).ids
+            else:
+                params = RankerParams(**variants[name])
+                ids = TurnRanker(ranked, params).top(hay.question, None, ks[-1])
+            record["systems"][name] = {
+                "ranked": ids,
+                "metrics": question_metrics(ids, hay, ks),
+                "near_top5": near_share(ids, 5),
+                "distinct_sessions_top10": distinct_sessions(ids, 10),
+                "assistant_top10": sum(role[t] == "assistant" for t in ids[:10]),
+            }
+        records.append(record)
+        say(f"[{number}/{len(items)}] {hay.question_id}")
+    out: dict[str, Any] = {"variants": dict(variants), "questions": len(records), "systems": {}}
+    for name in names:
+        block = aggregate(records, name, ks)
+        block["assistant_share_top10"] = sum(
+            r["systems"][name]["assistant_top10"] for r in records
+        ) / max(1, sum(min(10, len(r["systems"][name]["ranked"])) for r in records))
+        out["systems"][name] = block
+    return out
+
+
+def print_variants(result: Mapping[str, Any]) -> None:
+    names = list(result["systems"])
+    cols = ["recall_any@5", "recall_all@5", "recall_any@10", "recall_all@10"]
+    print_table(
+        f"TurnRanker (BM25 only) with other parameters, {result['questions']} questions",
+        ["ranking", *cols, "top-5 bunched", "sessions in top 10", "assistant share"],
+        [
+            [
+                n if n != BASELINE else "plain BM25",
+                *[_fmt(result["systems"][n]["overall"]["turn"][c]) for c in cols],
+                _fmt(result["systems"][n]["overall"]["near_top5_share"]),
+                _fmt(result["systems"][n]["overall"]["distinct_sessions_top10"], 2),
+                _fmt(result["systems"][n]["assistant_share_top10"]),
+            ]
+            for n in names
+        ],
+    )
+
+
 def _embedder_name(embedder: Any) -> str:
     if embedder is None:
         return "none"
@@ -1155,6 +1242,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--details", action="store_true", help="per-question records in JSON")
     parser.add_argument("--out", default=None, help="result name (default longmemeval-<embedder>)")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument(
+        "--ranker-variants",
+        action="store_true",
+        help="diagnosis: the library's TurnRanker (BM25 only) with RANKER_VARIANTS",
+    )
     return parser
 
 
@@ -1165,13 +1257,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     types = [t.strip() for t in args.types.split(",")] if args.types else None
     chosen, selection = select(items, types=types, stratified=args.stratified, limit=args.limit)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    say = (lambda _m: None) if args.quiet else console.print
+    if args.ranker_variants:
+        variants = ranker_variants(chosen, ks=args.k, log=say)
+        variants["settings"] = {
+            "data": {"file": Path(args.data).name, "selection": selection},
+            "ks": sorted(set(args.k)),
+        }
+        variants["code"] = code_version()
+        print_variants(variants)
+        path = write_results(args.out or "longmemeval-ranker-variants", variants)
+        console.print(f"wrote {path}")
+        return 0
     embedder: Any = None
     if args.embedder == "minilm":
         from locomo import MiniLMEmbedder
 
         embedder = CachedEmbedder(MiniLMEmbedder(), args.embed_cache)
     console.print(f"{len(chosen)} questions ({selection}); systems {systems} + bm25")
-    say = (lambda _m: None) if args.quiet else console.print
     try:
         result = run(
             chosen,

@@ -275,3 +275,13 @@ def test_main_runs_offline(monkeypatch):
     argv = ["--data", str(DATA), "--systems", "higmem", "--k", "3", "--out", "t", "--quiet"]
     assert lme.main(argv) == 0
     assert written == {"out": "t", "details": False, "questions": 3}
+
+
+def test_ranker_variants_on_the_tiny_fixture(items):
+    result = lme.ranker_variants(items, {"default": {}, "b=0.75": {"b": 0.75}}, ks=(2, 5))
+    assert result["questions"] == 3
+    assert set(result["systems"]) == {"default", "b=0.75", "bm25"}
+    for block in result["systems"].values():
+        assert block["overall"]["turn"]["n"] == 2
+        assert 0.0 <= block["overall"]["turn"]["recall_all@5"] <= 1.0
+        assert 0.0 <= block["assistant_share_top10"] <= 1.0
