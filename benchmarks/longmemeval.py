@@ -50,7 +50,7 @@ turn of the same session, and the distinct sessions covered by the top 10.
 
     python benchmarks/longmemeval.py --embedder none                 # all 230 questions
     python benchmarks/longmemeval.py --embedder minilm --stratified 60 \\
-        --embed-cache /work/scratch/lme-minilm.sqlite
+        --embed-cache /tmp/lme-minilm.sqlite
     python benchmarks/longmemeval.py [--data FILE] [--limit N] [--types a,b]
         [--stratified N] [--systems hybrid,higmem] [--k 5 10] [--max-tokens 2000]
         [--no-session-labels] [--no-question-time] [--details] [--out NAME]
@@ -721,9 +721,8 @@ def aggregate(
             out[level] = {n: _mean([m[n] for m in scored]) for n in names}
             out[level]["n"] = len(scored)
         near = [r["systems"][system]["near_top5"] for r in rows]
-        out["near_top5_share"] = (
-            sum(a for a, _ in near) / sum(b for _, b in near) if near and any(near) else None
-        )
+        shown = sum(b for _, b in near)
+        out["near_top5_share"] = sum(a for a, _ in near) / shown if shown else None
         out["distinct_sessions_top10"] = _mean(
             [r["systems"][system]["distinct_sessions_top10"] for r in rows]
         )
