@@ -22,6 +22,7 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 DEFAULT_LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
+DEFAULT_LONGMEMEVAL = ROOT.parent / "shared" / "data" / "longmemeval" / "longmemeval_s_dev.json.xz"
 _DIA_RE = re.compile(r"^D\d+:\d+$")
 
 console = Console(width=140)
@@ -110,6 +111,19 @@ def load_locomo(path: Path | str = DEFAULT_LOCOMO) -> list[dict[str, Any]]:
     data = json.loads(Path(path).read_text())
     if not isinstance(data, list):
         raise SystemExit(f"{path}: expected a list of LoCoMo samples")
+    return data
+
+
+def load_longmemeval(path: Path | str = DEFAULT_LONGMEMEVAL) -> list[dict[str, Any]]:
+    """Load a LongMemEval-format file (a JSON list of questions; ``.xz`` is decompressed)."""
+    import lzma
+
+    path = Path(path)
+    opener = lzma.open if path.suffix == ".xz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        data = json.load(f)
+    if not isinstance(data, list):
+        raise SystemExit(f"{path}: expected a list of LongMemEval questions")
     return data
 
 
