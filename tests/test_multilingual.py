@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+import threading
 from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
 from langchain_recursive_memory.core import HiGMem, HybridMemory, MemoryStore, RetryPolicy, Turn
+from langchain_recursive_memory.core.retrieval import lexical
 from langchain_recursive_memory.core.retrieval.lexical import (
     LexicalIndex,
     fold,
@@ -178,3 +181,39 @@ def test_english_tokens_are_unchanged():
     assert not changed, changed[:5]
     index = LexicalIndex(texts)
     assert index.languages == ("en",)
+
+
+def test_stems_are_the_same_from_many_threads():
+    """A Snowball stemmer keeps its word in the object: one per thread, never shared.
+
+    Eight threads stem words at once with a tiny switch interval; a shared stemmer raised
+    IndexError or returned another thread's stem (the live benchmark's threads did).
+    """
+    words = [f"{w}{i}ing" for i in range(400) for w in ("paint", "walk", "jump", "organiz")]
+    words += ["running", "organizations", "happiness", "generously", "relational"] * 50
+    expected = {w: lexical.tokenize(w, "en") for w in set(words)}
+    lexical._stem.cache_clear()
+    got: list[tuple[str, list[str]]] = []
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(8)
+
+    def work(offset: int) -> None:
+        barrier.wait()
+        try:
+            got.extend((w, lexical.tokenize(w, "en")) for w in words[offset::8])
+        except Exception as exc:
+            errors.append(exc)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert errors == []
+    assert len(got) == len(words)
+    assert [(w, t) for w, t in got if t != expected[w]] == []

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import unicodedata
 from array import array
 from collections import Counter
@@ -207,12 +208,34 @@ def _stopwords(language: str) -> frozenset[str]:
 
 
 @cache
-def _stemmer(language: str) -> Any:
+def _stemmer_name(language: str) -> str | None:
     import snowballstemmer
 
     name = _STEMMERS.get(language)
-    known = name is not None and name in snowballstemmer.algorithms()
-    return snowballstemmer.stemmer(name) if known else None
+    return name if name is not None and name in snowballstemmer.algorithms() else None
+
+
+_stemmers = threading.local()
+
+
+def _stemmer(language: str) -> Any:
+    """This thread's Snowball stemmer for ``language`` (None: no stemmer for it).
+
+    A Snowball stemmer keeps the word it works on in the object, so one shared by threads
+    raises ``IndexError`` or returns another thread's stem: each thread gets its own.
+    """
+    name = _stemmer_name(language)
+    if name is None:
+        return None
+    held: dict[str, Any] | None = getattr(_stemmers, "by_name", None)
+    if held is None:
+        held = _stemmers.by_name = {}
+    stemmer = held.get(name)
+    if stemmer is None:
+        import snowballstemmer
+
+        stemmer = held[name] = snowballstemmer.stemmer(name)
+    return stemmer
 
 
 @lru_cache(maxsize=STEM_CACHE)
