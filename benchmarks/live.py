@@ -93,7 +93,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import DEFAULT_LOCOMO, RESULTS, code_version, console, print_table, save_figure
 from _common import write_results as _write_results
 
-from langchain_recursive_memory.core import HiGMem, HybridMemory, MemoryStore, RecursiveMemory, Turn
+from langchain_recursive_memory.core import (
+    CacheLimits,
+    HiGMem,
+    HybridMemory,
+    MemoryStore,
+    RecursiveMemory,
+    Turn,
+)
 
 HERE = Path(__file__).resolve()
 ENGINES = ("recursive", "hybrid", "higmem")
@@ -1495,7 +1502,10 @@ def _worker_memory_child(spec: dict[str, Any]) -> dict[str, Any]:
     points: list[dict[str, Any]] = [{"sessions": 0, "rss_mb": rss_mb()}]
     with tempfile.TemporaryDirectory(prefix="lrm-worker-") as tmp:
         if kind == "ours":
-            store = MemoryStore.persistent(Path(tmp) / "store")
+            limits = CacheLimits()
+            if spec.get("cache_mb") is not None:
+                limits = CacheLimits(nbytes=int(spec["cache_mb"]) * 2**20)
+            store = MemoryStore.persistent(Path(tmp) / "store", cache=limits)
         else:
             vectors = Vectors(embedder)
             coll = chroma_client(Path(tmp) / "raw").get_or_create_collection(
@@ -1586,6 +1596,7 @@ def worker_memory(
     turns: int = WORKER_TURNS,
     batch: int = WORKER_BATCH,
     plot_it: bool = True,
+    cache_mb: int | None = None,
 ) -> dict[str, Any]:
     """Each kind in a fresh process; RSS every 10 sessions, then what clearing gives back."""
     runs: dict[str, Any] = {}
@@ -1595,6 +1606,7 @@ def worker_memory(
             "sessions": sessions,
             "turns": turns,
             "batch": batch,
+            "cache_mb": cache_mb,
             "tracemalloc": tracemalloc and kind == "ours",
             "embedder": embedder_name,
             "data": str(data) if data else None,
@@ -1747,6 +1759,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     mem.add_argument("--worker-kinds", nargs="+", choices=("ours", "raw"), default=["ours", "raw"])
     mem.add_argument("--worker-embedder", choices=EMBEDDERS, default="none")
     mem.add_argument("--tracemalloc", action="store_true")
+    mem.add_argument("--worker-turns", type=int, default=WORKER_TURNS, help="turns per session")
+    mem.add_argument(
+        "--worker-cache-mb",
+        type=int,
+        default=None,
+        help="the store's cache byte bound (CacheLimits.nbytes; default: the library's)",
+    )
     args = parser.parse_args(argv)
     if args.replot:
         saved = json.loads((RESULTS / f"{args.replot}.json").read_text())
@@ -1776,6 +1795,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             embedder_name=args.worker_embedder,
             data=args.data,
             out=args.out or "live-worker-memory",
+            turns=args.worker_turns,
+            cache_mb=args.worker_cache_mb,
         )
         return 0
     run(

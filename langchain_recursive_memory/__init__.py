@@ -15,6 +15,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from .core import (
+    CacheLimits,
     ConfigurationError,
     Context,
     EmbeddingError,
@@ -58,6 +59,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "CacheLimits",
     "ConfigurationError",
     "Context",
     "EmbeddingError",

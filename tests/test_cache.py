@@ -10,6 +10,8 @@ import pytest
 from conftest import FAST_RETRY
 
 from langchain_recursive_memory.core import (
+    CacheLimits,
+    ConfigurationError,
     FunctionTextModel,
     HiGMem,
     MemoryStore,
@@ -41,7 +43,7 @@ def test_an_lru_is_bounded_by_entries_and_bytes() -> None:
     cache.put(("s", 6), "huge", 500)  # alone over budget: the newest is kept anyway
     assert [k for k, _ in cache.items()] == [("s", 6)]
     assert cache.pop(("s", 6)) == "huge" and cache.nbytes == 0
-    with pytest.raises(ValueError, match="max_entries"):
+    with pytest.raises(ConfigurationError, match="max_entries"):
         SessionCache("bad", max_entries=0)
 
 
@@ -105,3 +107,9 @@ def test_two_higmem_objects_of_one_session_never_index_at_once(store: MemoryStor
     worker.join(10)
     assert len(calls) == 1  # one analysis of the batch, not one per object
     assert len(second.notes()) == len(second.turns()) == 4
+
+
+@pytest.mark.parametrize("name", ["sessions", "nbytes", "small"])
+def test_a_cache_limit_below_one_is_a_configuration_error(name: str) -> None:
+    with pytest.raises(ConfigurationError, match=f"{name}=0: must be >= 1"):
+        CacheLimits(**{name: 0})

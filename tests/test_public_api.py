@@ -26,6 +26,7 @@ def test_all_is_sorted_unique_and_importable(module):
 
 def test_top_level_exports():
     assert set(langchain_recursive_memory.__all__) == {
+        "CacheLimits",
         "ConfigurationError",
         "Context",
         "EmbeddingError",

@@ -12,6 +12,7 @@ Example:
     ['I prefer tea.']
 """
 
+from .cache import CacheLimits
 from .config import MemoryConfig
 from .engine import RebuildProgress, RebuildResult
 from .errors import (
@@ -49,6 +50,7 @@ from .turn import ToolCall, Turn
 from .usage import CountingTextModel, Usage
 
 __all__ = [
+    "CacheLimits",
     "ConfigurationError",
     "Context",
     "CountingTextModel",

@@ -31,6 +31,8 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from .errors import ConfigurationError
+
 __all__ = [
     "CACHE_BYTES",
     "HEALTH_CACHE_ENTRIES",
@@ -89,7 +91,7 @@ class CacheLimits:
         small: Sessions whose small state (fold health, user, settings) is kept.
 
     Raises:
-        ValueError: For a limit below 1.
+        ConfigurationError: For a limit below 1 (a ``ValueError``).
     """
 
     sessions: int = SESSION_CACHE_ENTRIES
@@ -99,7 +101,7 @@ class CacheLimits:
     def __post_init__(self) -> None:
         for name in ("sessions", "nbytes", "small"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name}={getattr(self, name)}: must be >= 1")
+                raise ConfigurationError.for_value(name, getattr(self, name), "must be >= 1")
 
 
 class SessionCache(Generic[V]):
@@ -114,7 +116,7 @@ class SessionCache(Generic[V]):
 
     def __init__(self, name: str, *, max_entries: int, max_bytes: int | None = None) -> None:
         if max_entries < 1:
-            raise ValueError(f"max_entries={max_entries}: must be >= 1")
+            raise ConfigurationError.for_value("max_entries", max_entries, "must be >= 1")
         self.name = name
         self.max_entries = max_entries
         self.max_bytes = max_bytes
