@@ -50,6 +50,7 @@ __all__ = [
     "ENGLISH",
     "MIN_DETECTION_LETTERS",
     "LexicalIndex",
+    "PooledIndex",
     "bm25_part",
     "fold",
     "idf_of",
@@ -449,15 +450,6 @@ class LexicalIndex:
         scored.sort(key=lambda p: (-p[1], p[0]))
         return scored[:n]
 
-    def _add_scores(
-        self, out: np.ndarray, term: str, idf: float, avgdl: float, k1: float, b: float
-    ) -> None:
-        found = self.postings(term)
-        if found is None:
-            return
-        docs, tf = found
-        out[docs] += bm25_part(tf, self.lengths[docs], idf, avgdl, k1, b)
-
 
 def bm25_part(
     tf: np.ndarray, lengths: np.ndarray, idf: float, avgdl: float, k1: float, b: float
@@ -495,26 +487,76 @@ def pooled_languages(indexes: Sequence[LexicalIndex]) -> tuple[str, ...]:
     return tuple(found) or (ENGLISH,)
 
 
+class PooledIndex:
+    """Several indexes read as one: positions run index after index (they are not copied).
+
+    Document frequencies, ``N`` and the average length are those of all the indexes
+    together. A term's postings are gathered once for the whole pool (a few array
+    operations per term, however many indexes), and kept for the pool's life: build one
+    per question, before the indexes change. The indexes must share ``k1`` and ``b``.
+
+    Example:
+        >>> pool = PooledIndex([LexicalIndex(["cats"]), LexicalIndex(["dogs", "cats"])])
+        >>> pool.postings("cat")[0].tolist()
+        [0, 2]
+    """
+
+    def __init__(self, indexes: Sequence[LexicalIndex]) -> None:
+        self.indexes = list(indexes)
+        sizes = [index.size for index in self.indexes]
+        self.starts = np.cumsum([0, *sizes], dtype=np.int64)[:-1]
+        self.size = int(sum(sizes))
+        self.total = float(sum(index._total for index in self.indexes))
+        self._found: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+        self._lengths: np.ndarray | None = None
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Each pooled document's length in tokens."""
+        if self._lengths is None:
+            parts = [index.lengths for index in self.indexes]
+            self._lengths = np.concatenate(parts) if parts else np.zeros(0, np.float32)
+        return self._lengths
+
+    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The pooled positions holding ``term`` (ascending) and its frequency in each."""
+        if term in self._found:
+            return self._found[term]
+        docs, tfs, shifts = [], [], []
+        for index, start in zip(self.indexes, self.starts, strict=True):
+            found = index.postings(term)
+            if found is not None:
+                docs.append(found[0])
+                tfs.append(found[1])
+                shifts.append(start)
+        pooled: tuple[np.ndarray, np.ndarray] | None = None
+        if docs:
+            counts = [len(d) for d in docs]
+            shift = np.repeat(np.asarray(shifts, np.int64), counts)
+            pooled = (np.concatenate(docs) + shift, np.concatenate(tfs))
+        self._found[term] = pooled
+        return pooled
+
+    def term_scores(self, terms: Sequence[str]) -> np.ndarray:
+        """BM25 score of every pooled document for tokenized ``terms`` (float32)."""
+        out = np.zeros(self.size, np.float64)
+        if not self.size or not self.total or not terms:
+            return out.astype(np.float32)
+        avgdl = self.total / self.size
+        k1, b = self.indexes[0].k1, self.indexes[0].b
+        for term in terms:
+            found = self.postings(term)
+            if found is None:
+                continue
+            docs, tf = found
+            idf = idf_of(len(docs), self.size)
+            out[docs] += bm25_part(tf, self.lengths[docs], idf, avgdl, k1, b)
+        return out.astype(np.float32)
+
+
 def pooled_term_scores(indexes: Sequence[LexicalIndex], terms: Sequence[str]) -> np.ndarray:
     """BM25 scores of the documents of several indexes scored as one index (float32).
 
-    Document frequencies, ``N`` and the average length are those of all the indexes
-    together; the scores come index after index. The indexes must share ``k1`` and ``b``.
+    See :class:`PooledIndex`; the scores come index after index.
     """
-    sizes = [index.size for index in indexes]
-    out = np.zeros(sum(sizes), np.float64)
-    n = sum(sizes)
-    total = sum(index._total for index in indexes)
-    if not n or not total or not terms or not indexes:
-        return out.astype(np.float32)
-    avgdl = total / n
-    k1, b = indexes[0].k1, indexes[0].b
-    starts = np.cumsum([0, *sizes])
-    for term in terms:
-        df = sum(index.df(term) for index in indexes)
-        if not df:
-            continue
-        idf = idf_of(df, n)
-        for index, start, size in zip(indexes, starts, sizes, strict=False):
-            index._add_scores(out[start : start + size], term, idf, avgdl, k1, b)
-    return out.astype(np.float32)
+    return PooledIndex(indexes).term_scores(terms)

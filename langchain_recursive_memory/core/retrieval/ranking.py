@@ -47,10 +47,10 @@ import numpy as np
 from ..dates import date_closeness, question_spans
 from .lexical import (
     LexicalIndex,
+    PooledIndex,
     bm25_part,
     idf_of,
     pooled_languages,
-    pooled_term_scores,
     query_terms,
 )
 
@@ -197,6 +197,9 @@ def rank_of(
     return out
 
 
+SESSION_SHIFT = 32
+"""Bits a segment code is shifted by per pooled session (codes unique across the pool)."""
+
 COLUMN_START = 16
 """Room a new :class:`Column` has before it first grows."""
 
@@ -318,27 +321,6 @@ class RankedIndex:
             total[ok] += lengths[j[ok]]
         self.window_lengths.extend(total)
 
-    def window_tf(self, term: str) -> np.ndarray | None:
-        """How often ``term`` occurs in each turn's BM25 window (None: in no turn).
-
-        A window is the turn with ``bm25_radius`` neighbours each side in its segment, so
-        its frequencies are its turns' summed: derived from the turns' postings, never
-        indexed apart.
-        """
-        found = self.turn_lex.postings(term)
-        if found is None:
-            return None
-        docs, tf = found
-        n, segments = len(self.turns), self.segments.values
-        out = np.zeros(n, np.float32)
-        radius = self.params.bm25_radius
-        for offset in range(-radius, radius + 1):
-            window = docs + offset
-            ok = (window >= 0) & (window < n)
-            ok[ok] &= segments[window[ok]] == segments[docs[ok]]
-            out[window[ok]] += tf[ok]  # one turn per window at a given offset: no repeats
-        return out
-
     def _day(self, date: dt.date | None) -> int:
         code = self._day_code.get(date)
         if code is None:
@@ -403,31 +385,41 @@ class TurnRanker:
         """Raw BM25 of each turn and of its window (None when windows weigh nothing)."""
         turn_indexes = [p.turn_lex for p in self.parts]
         terms = query_terms(question, pooled_languages(turn_indexes))
-        turn = pooled_term_scores(turn_indexes, terms)
+        pool = PooledIndex(turn_indexes)
+        turn = pool.term_scores(terms)
         if self.params.w_bm25_window <= 0:
             return turn, None
-        return turn, self._window_scores(terms)
+        return turn, self._window_scores(pool, terms)
 
-    def _window_scores(self, terms: Sequence[str]) -> np.ndarray:
-        """BM25 of each turn's window over the pool (windows as documents)."""
+    def _window_scores(self, pool: PooledIndex, terms: Sequence[str]) -> np.ndarray:
+        """BM25 of each turn's window over the pool (windows as documents).
+
+        A window is the turn with ``bm25_radius`` neighbours each side in its segment (of
+        its session), so its frequencies are its turns' summed: derived from the turns'
+        pooled postings, a few array operations per term however many sessions.
+        """
         p = self.params
         out = np.zeros(self.size, np.float64)
-        lengths = [part.window_lengths.values for part in self.parts]
-        total = sum(float(x.sum()) for x in lengths)
+        lengths = np.concatenate([part.window_lengths.values for part in self.parts])
+        total = float(lengths.sum())
         if not self.size or not total:
             return out.astype(np.float32)
         avgdl = total / self.size
+        # A segment code unique across the pool: windows never cross sessions.
+        segments = np.concatenate(
+            [
+                part.segments.values.astype(np.int64) + (i << SESSION_SHIFT)
+                for i, part in enumerate(self.parts)
+            ]
+        )
         for term in terms:
-            tfs = [part.window_tf(term) for part in self.parts]
-            df = sum(int(np.count_nonzero(tf)) for tf in tfs if tf is not None)
-            if not df:
+            found = pool.postings(term)
+            if found is None:
                 continue
-            idf = idf_of(df, self.size)
-            for tf, length, start in zip(tfs, lengths, self._offsets, strict=False):
-                if tf is None:
-                    continue
-                hit = np.flatnonzero(tf)
-                out[start + hit] += bm25_part(tf[hit], length[hit], idf, avgdl, p.k1, p.b)
+            tf = _window_tf(*found, segments, p.bm25_radius)
+            hit = np.flatnonzero(tf)
+            idf = idf_of(len(hit), self.size)
+            out[hit] += bm25_part(tf[hit], lengths[hit], idf, avgdl, p.k1, p.b)
         return out.astype(np.float32)
 
     def lexical_scores(self, question: str) -> np.ndarray:
@@ -539,3 +531,15 @@ def _speaker_mask(part: RankedIndex, speaker: str) -> np.ndarray:
     if code is None:
         return np.zeros(len(part), bool)
     return np.asarray(part.speakers.values == code, bool)
+
+
+def _window_tf(docs: np.ndarray, tf: np.ndarray, segments: np.ndarray, radius: int) -> np.ndarray:
+    """How often a term occurs in each position's window, from its postings (docs, tf)."""
+    n = len(segments)
+    out = np.zeros(n, np.float32)
+    for offset in range(-radius, radius + 1):
+        window = docs + offset
+        ok = (window >= 0) & (window < n)
+        ok[ok] &= segments[window[ok]] == segments[docs[ok]]
+        out[window[ok]] += tf[ok]  # one position per window at a given offset: no repeats
+    return out
