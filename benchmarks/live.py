@@ -1631,6 +1631,7 @@ def worker_memory(
             "engine": "hybrid",
             "embedder": embedder_name,
             "tracemalloc": tracemalloc,
+            "cache_mb": cache_mb,
         },
         "runs": runs,
     }
