@@ -416,6 +416,39 @@ class Floor:
         return t2 - t1
 
 
+class ChromaClock:
+    """Seconds spent inside the library's Chroma calls (``StoreClient.call``, outermost only).
+
+    Installed by the sweep, so each exchange of ours splits into time in Chroma and time in
+    the library itself (ranking, indexes, planning): which of the two grows with the session.
+    """
+
+    seconds = 0.0
+    _depth = threading.local()
+
+    @classmethod
+    def install(cls) -> None:
+        from langchain_recursive_memory.core.storage import client
+
+        original = client.StoreClient.call
+        if getattr(original, "timed", False):
+            return
+
+        def call(self: Any, what: str, fn: Any) -> Any:
+            depth = getattr(cls._depth, "n", 0)
+            cls._depth.n = depth + 1
+            t0 = time.perf_counter()
+            try:
+                return original(self, what, fn)
+            finally:
+                cls._depth.n = depth
+                if depth == 0:
+                    cls.seconds += time.perf_counter() - t0
+
+        call.timed = True  # type: ignore[attr-defined]
+        client.StoreClient.call = call  # type: ignore[method-assign]
+
+
 class Ours:
     """One of the library's engines on a session."""
 
@@ -424,19 +457,26 @@ class Ours:
         self.memory = memory
         self.scope = scope
         self.embed_seconds = 0.0
+        self.chroma_seconds = 0.0
 
     def grow(self, turns: Sequence[Turn]) -> None:
         self.memory.add(list(turns))
 
     def add(self, turns: Sequence[Turn]) -> float:
+        c0 = ChromaClock.seconds
         t0 = time.perf_counter()
         self.memory.add(list(turns))
-        return time.perf_counter() - t0
+        took = time.perf_counter() - t0
+        self.chroma_seconds = ChromaClock.seconds - c0
+        return took
 
     def read(self, question: str) -> float:
+        c0 = ChromaClock.seconds
         t0 = time.perf_counter()
         read(self.name, self.memory, question, self.scope)
-        return time.perf_counter() - t0
+        took = time.perf_counter() - t0
+        self.chroma_seconds += ChromaClock.seconds - c0
+        return took
 
 
 def versions() -> dict[str, Any]:
@@ -513,6 +553,7 @@ def sweep(
     seed: int,
 ) -> dict[str, Any]:
     """Grow one session per system to each size; time ``samples`` live exchanges at each."""
+    ChromaClock.install()
     rng = random.Random(seed)
     talk = Talk(data, variant=0)
     floor_dir = tmp / f"{mode}-floor"
@@ -541,7 +582,15 @@ def sweep(
             grow_seconds[system.name] += time.perf_counter() - t0
         n = target
         times: dict[str, dict[str, list[float]]] = {
-            s.name: {"add": [], "read": [], "total": [], "embed": []} for s in systems
+            s.name: {
+                "add": [],
+                "read": [],
+                "total": [],
+                "embed": [],
+                "in_chroma": [],
+                "library": [],
+            }
+            for s in systems
         }
         for i in range(samples):
             question = talk.question(rng, n)
@@ -555,6 +604,10 @@ def sweep(
                 got["read"].append(took)
                 got["total"].append(added + took)
                 got["embed"].append(system.embed_seconds)
+                # the floor is Chroma only; ours: what its Chroma calls took of add + read
+                chroma = getattr(system, "chroma_seconds", added + took)
+                got["in_chroma"].append(chroma)
+                got["library"].append(added + took - chroma)
             n += 2
         for name, got in times.items():
             row = summary(got)
@@ -853,13 +906,24 @@ def report(result: dict[str, Any]) -> None:
                         f"{row['add_p50_ms']:.1f} / {row['add_p95_ms']:.1f}",
                         f"{row['read_p50_ms']:.1f} / {row['read_p95_ms']:.1f}",
                         f"{row['total_p50_ms']:.1f} / {row['total_p95_ms']:.1f}",
+                        f"{row.get('in_chroma_p50_ms', float('nan')):.1f}",
+                        f"{row.get('library_p50_ms', float('nan')):.1f}",
                         f"{total / floor:.2f}x",
                     ]
                 )
         print_table(
             f"Live chat, embedder {mode}: ms per exchange, p50 / p95 ({got['sweep']['turns']:,} "
             "turns at the end)",
-            ["system", "turns", "add", "read", "add + read", "x raw Chroma"],
+            [
+                "system",
+                "turns",
+                "add",
+                "read",
+                "add + read",
+                "in Chroma",
+                "library",
+                "x raw Chroma",
+            ],
             rows,
         )
         rat = got["ratios"]
