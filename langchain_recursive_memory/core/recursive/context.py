@@ -119,15 +119,16 @@ class ContextBuilder:
             summary_only = first_tokens - self.counter.count_text(recall_text)
             summary_only -= PART_SEPARATOR_TOKENS
             available = min(available, room - max(summary_only, 0) - cfg.recall_tokens)
-        unfolded = {s.id for s in state.turns}
-        window, costs = self.window.fit(_shown(state), available)
+        turns = _shown(state)
+        window, costs = self.window.fit(turns, available)
+        folded = turns[0].seq if turns is not state.turns else None  # the question, shown
         return Context(
             summary=state.summary,
             summary_turn=first,
             window=tuple(s.turn for s in window),
             tokens=REPLY_PRIMING_TOKENS + first_tokens + sum(costs),
             max_tokens=cfg.max_tokens,
-            hidden=len(unfolded) - sum(1 for s in window if s.seq >= 0 and s.id in unfolded),
+            hidden=len(state.turns) - sum(1 for s in window if s.seq >= 0 and s.seq != folded),
             recalled=recalled,
         )
 
