@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dates import date_closeness, question_spans
+from ..dates import date_closeness, question_spans, without_dates
 from .lexical import (
     LexicalIndex,
     bm25_part,
@@ -402,6 +402,8 @@ class TurnRanker:
     def _lexical(self, question: str) -> tuple[np.ndarray, np.ndarray | None]:
         """Raw BM25 of each turn and of its window (None when windows weigh nothing)."""
         turn_indexes = [p.turn_lex for p in self.parts]
+        if self.params.w_date:  # the date cue matches its dates to turns' own days
+            question = without_dates(question)
         terms = query_terms(question, pooled_languages(turn_indexes))
         turn = pooled_term_scores(turn_indexes, terms)
         if self.params.w_bm25_window <= 0:
