@@ -163,8 +163,9 @@ def without_dates(text: str) -> str:
     turn's own date, not against the words of turn texts. Kept as lexical terms, they
     made a turn that mentions *another* day of that month (``booked for 18 March``) match
     ``March``, and outrank the turns said on the day; every form of a date now ranks as
-    ``2024-03-09`` did. A date a turn mentions in its text never outranks a turn's own
-    date for a date-named question. A year alone (``in 2024``) is kept.
+    ``2024-03-09`` did. A turn whose text names the same date counts at half the cue
+    (:mod:`.retrieval.mentions`): a date mentioned inside a text never outranks a turn's
+    own date for a date-named question. A year alone (``in 2024``) is kept.
 
     Example:
         >>> without_dates("What happened on 9 March 2024 at the office?")
