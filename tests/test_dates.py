@@ -192,3 +192,68 @@ def test_relative_dates_count_from_when_the_question_is_asked(kind):
     assert best(now=asked.timestamp()) == best(now=asked) == best(now=asked.date())
     with pytest.raises(InvalidInputError, match="now"):
         best(now="yesterday")
+
+
+# -- a date-named question prefers the turns of that date (issue 22, 7) ----------------------
+
+MARCH = [
+    (1, "I started the pottery course at the community centre."),
+    (2, "The dentist appointment is booked for 18 March, so I will skip pottery that week."),
+    (5, "Bought new glazes for the pottery course."),
+    (9, "We moved the office into the new building today."),
+    (9, "The movers dropped a lamp, but nothing else broke."),
+    (9, "In the evening I unpacked my desk and set up the plants."),
+    (12, "Pottery class was cancelled because the teacher was ill."),
+    (15, "Went hiking with Sam along the river."),
+    (20, "Sam lent me a book about ceramics."),
+]
+NINTH = {"m3", "m4", "m5"}
+
+
+def _march(memory) -> None:
+    """A user message and a short reply on each of several days of March 2024."""
+    turns = []
+    for i, (day, text) in enumerate(MARCH):
+        said = dt.datetime(2024, 3, day, 9 + i % 3, tzinfo=dt.timezone.utc).timestamp()
+        turns.append(Turn(role="user", text=text, created_at=said, id=f"m{i}"))
+        turns.append(Turn(role="assistant", text="Noted.", created_at=said + 60, id=f"r{i}"))
+    memory.add(turns)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What happened on 9 March 2024?",
+        "What happened on 2024-03-09?",
+        "What happened on March 9, 2024?",
+        "What happened on the 9th of March?",
+        "What happened on March 9th?",
+    ],
+)
+def test_a_date_named_question_prefers_the_turns_of_that_date(tmp_path, question):
+    store = MemoryStore.persistent(tmp_path / "chroma")
+    hybrid = HybridMemory("h", store=store, max_tokens=300, max_summary_tokens=60)
+    higmem = HiGMem("g", store=store)
+    _march(hybrid)
+    _march(higmem)
+    top = [h.id for h in hybrid.recall(question, k=3, kinds=("turn",))]
+    assert top[0] in NINTH, top
+    assert set(top) & NINTH and "m1" not in top  # not the 2 March turn naming 18 March
+    recalled = [h.id for h in hybrid.context(question).recalled]
+    assert recalled and recalled[0] in NINTH and "m1" not in recalled
+    found = sorted(higmem.retrieve(question, k=3), key=lambda r: -r.score)
+    ids = [r.turn.id for r in found]
+    assert ids[0] in NINTH and "m1" not in ids, ids
+    asked = dt.datetime(2024, 3, 21, tzinfo=dt.timezone.utc)  # the question's own time
+    assert hybrid.recall(question, k=1, kinds=("turn",), now=asked)[0].id in NINTH
+
+
+def test_a_turn_that_names_the_date_is_still_found():
+    turns = [
+        RankedTurn("a", "Ada", "The move is planned for 18 March.", "s1", D(2024, 3, 2)),
+        RankedTurn("b", "Ada", "I bought a lamp for the new office.", "s2", D(2024, 3, 9)),
+        RankedTurn("c", "Ada", "The movers were late.", "s3", D(2024, 3, 18)),
+    ]
+    ranker = TurnRanker(turns)
+    assert ranker.top("What happened on 18 March 2024?", None, 1) == ["c"]  # its own day
+    assert ranker.top("When is the move planned?", None, 1) == ["a"]

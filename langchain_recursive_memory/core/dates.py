@@ -28,6 +28,7 @@ __all__ = [
     "question_dates",
     "question_spans",
     "utc_date",
+    "without_dates",
 ]
 
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
@@ -152,6 +153,29 @@ def question_dates(text: str) -> list[DateMention]:
     ``3月14日`` and ``2023년 3월 14일``. A lone ``may``/``march`` (a verb, a noun) is ignored.
     """
     return [mention for _, _, mention in _found_dates(text)]
+
+
+def without_dates(text: str) -> str:
+    """``text`` with its calendar dates that name a month blanked out (for lexical terms).
+
+    The rule of the ranker's date cue: the words of a date a question names (``9 March
+    2024``, ``March 9th``, ``the 9th of March``, ``2024-03-09``) are matched against each
+    turn's own date, not against the words of turn texts. Kept as lexical terms, they
+    made a turn that mentions *another* day of that month (``booked for 18 March``) match
+    ``March``, and outrank the turns said on the day; every form of a date now ranks as
+    ``2024-03-09`` did. A turn whose text names the same date counts at half the cue
+    (:mod:`.retrieval.mentions`): a date mentioned inside a text never outranks a turn's
+    own date for a date-named question. A year alone (``in 2024``) is kept.
+
+    Example:
+        >>> without_dates("What happened on 9 March 2024 at the office?")
+        'What happened on   at the office?'
+    """
+    out = text or ""
+    for start, end, (_, month, _) in reversed(_found_dates(out)):
+        if month is not None:
+            out = out[:start] + " " + out[end:]
+    return out
 
 
 def date_matches(

@@ -15,6 +15,9 @@ Rules, in order:
 2. The window is the newest whole units of unfolded messages that fit the rest, always
    with the current question and what the model has not seen yet: when they do not fit,
    the largest tool results, then other messages, are shown cut (:mod:`.window`).
+3. The current question is the newest user message. Folds take it in its place, with
+   the tool results that follow it (:mod:`.planner`); while it is current it is shown
+   verbatim all the same, first in the window, counted in the budget.
 
 Example:
     >>> from langchain_recursive_memory.core import MemoryConfig, TokenCounter, Turn
@@ -116,14 +119,16 @@ class ContextBuilder:
             summary_only = first_tokens - self.counter.count_text(recall_text)
             summary_only -= PART_SEPARATOR_TOKENS
             available = min(available, room - max(summary_only, 0) - cfg.recall_tokens)
-        window, costs = self.window.fit(state.turns, available)
+        turns = _shown(state)
+        window, costs = self.window.fit(turns, available)
+        folded = turns[0].seq if turns is not state.turns else None  # the question, shown
         return Context(
             summary=state.summary,
             summary_turn=first,
             window=tuple(s.turn for s in window),
             tokens=REPLY_PRIMING_TOKENS + first_tokens + sum(costs),
             max_tokens=cfg.max_tokens,
-            hidden=len(state.turns) - sum(1 for s in window if s.seq >= 0),
+            hidden=len(state.turns) - sum(1 for s in window if s.seq >= 0 and s.seq != folded),
             recalled=recalled,
         )
 
@@ -207,3 +212,10 @@ class ContextBuilder:
             stated = hit.metadata.get("stated_time")
             return f"- fact{f' ({stated})' if stated else ''}: {cut}"
         return f"- [{format_time(hit.time)}] {hit.role}: {cut}"
+
+
+def _shown(state: SessionState) -> tuple[StoredTurn, ...]:
+    """The unfolded turns, after the current question when it is folded already."""
+    if state.question is None or any(s.turn.role == "user" for s in state.turns):
+        return state.turns
+    return (state.question, *state.turns)

@@ -48,7 +48,7 @@ from ..storage import SessionState, StoredTurn, Summary
 from ..tokenizer import TokenCounter
 from .archive import ArchiveIndex
 from .derived import DerivedWriter
-from .planner import fold_due, plan_fold
+from .planner import FoldPlan, fold_due, plan_fold
 from .summarize import Summarizer
 from .units import turn_tokens
 
@@ -193,10 +193,14 @@ class Folder:
         self.health.window = (tokens, messages)
         return True
 
-    def observe(self, turns: Sequence[StoredTurn]) -> None:
-        """Record this process's view of the unfolded window."""
-        tokens = sum(turn_tokens(t, self.counter) for t in turns)
-        self.health.window = (tokens, len(turns))
+    def observe(self, turns: Sequence[StoredTurn], question: StoredTurn | None = None) -> None:
+        """Record this process's view of the window: the unfolded turns, and ``question``.
+
+        ``question``: the current question when it is folded already (shown beside them).
+        """
+        shown = [*turns, question] if question is not None else list(turns)
+        tokens = sum(turn_tokens(t, self.counter) for t in shown)
+        self.health.window = (tokens, len(shown))
 
     def steps(
         self,
@@ -267,10 +271,8 @@ class Folder:
         scope = self.scope
         state = yield from store_call(scope.store.load, scope.namespace, scope.session_id)
         progress.summary = state.summary
-        plan = plan_fold(
-            state.turns, self.config, self.counter, force=force, reserve=reserve, keep=keep
-        )
-        self.observe(state.turns)
+        plan = self._plan(state, force, reserve, keep)
+        self.observe(state.turns, state.question)
         if plan is None or stopping():
             return False
         claimed = False
@@ -281,9 +283,7 @@ class Folder:
         settled = yield from store_call(scope.store.settle, state)
         if settled is not state:  # late turns moved after the summary: plan them in order
             state = settled
-            plan = plan_fold(
-                state.turns, self.config, self.counter, force=force, reserve=reserve, keep=keep
-            )
+            plan = self._plan(state, force, reserve, keep)
             if plan is None:
                 return False
         progress.pending = list(plan.folded)
@@ -293,7 +293,7 @@ class Folder:
             renew = not (number == 0 and claimed)  # just claimed: no second claim
             if stopping() or (lease is not None and renew and not (yield from lease.claim_steps())):
                 return False  # the interpreter exits, or the lease passed to another writer
-            new, facts = yield from self._version_steps(progress.summary, chunk)
+            new, facts = yield from self._version_steps(progress.summary, chunk, keep)
             stored_facts = yield from self.derived.facts_steps(facts, chunk)
             done_ids.update(new.turn_ids)
             passed = tuple(
@@ -306,18 +306,48 @@ class Folder:
             progress.summary, repair = new, ()
             progress.versions += 1
             progress.folded += len(chunk)
-            self.observe([t for t in state.turns if t.id not in done_ids])
+            left = [t for t in state.turns if t.id not in done_ids]
+            self.observe(left, self._shown_question(state, left, new))
             progress.pending = progress.pending[len(chunk) :]
             progress.facts += len(stored_facts)
             self.archive.folded(new, chunk)
             yield from self.derived.write_steps(chunk, stored_facts, replace(state, summary=new))
         return False
 
+    def _plan(self, state: SessionState, force: bool, reserve: int, keep: bool) -> FoldPlan | None:
+        """The fold plan of a loaded state (see :func:`~.planner.plan_fold`)."""
+        return plan_fold(
+            state.turns,
+            self.config,
+            self.counter,
+            force=force,
+            reserve=reserve,
+            keep=keep,
+            question=state.question,
+        )
+
+    @staticmethod
+    def _shown_question(
+        state: SessionState, left: Sequence[StoredTurn], summary: Summary
+    ) -> StoredTurn | None:
+        """The folded current question the context shows beside the ``left`` turns."""
+        if summary.question_id is None or any(t.turn.role == "user" for t in left):
+            return None
+        if state.question is not None and state.question.id == summary.question_id:
+            return state.question
+        return next((t for t in state.turns if t.id == summary.question_id), None)
+
     def _version_steps(
-        self, summary: Summary | None, chunk: Sequence[StoredTurn]
+        self, summary: Summary | None, chunk: Sequence[StoredTurn], keep: bool = True
     ) -> Steps[tuple[Summary, list[Fact] | None]]:
-        """The next summary version (``summary`` with ``chunk`` folded in) and its facts."""
+        """The next summary version (``summary`` with ``chunk`` folded in) and its facts.
+
+        The version names the newest user message folded so far (``question_id``: shown
+        while it is current), none when the fold ends the conversation (``keep=False``).
+        """
         done = yield from self.summarizer.steps(summary, chunk)
+        asked = [t.id for t in chunk if t.turn.role == "user"]
+        question = asked[-1] if asked else (summary.question_id if summary else None)
         new = Summary(
             namespace=self.scope.namespace,
             session_id=self.scope.session_id,
@@ -330,6 +360,7 @@ class Folder:
             covered=(summary.covered if summary else 0) + len(chunk),
             method=done.method,
             last_seq=max([summary.last_seq if summary else 0, *(t.seq for t in chunk)]),
+            question_id=question if keep else None,
         )
         return new, done.facts
 

@@ -236,7 +236,7 @@ class RecursiveMemory(Engine):
             check_count("k", k)
         check_tokens("reserve", reserve)
         state = yield from store_call(self.store.load, self.namespace, self.session_id)
-        self._folder.observe(state.turns)
+        self._folder.observe(state.turns, state.question)
         base = self.build_context(state, reserve=reserve)
         if query is None or not query.strip() or self.config.recall_tokens == 0:
             return base
@@ -259,7 +259,8 @@ class RecursiveMemory(Engine):
         turns = yield from store_call(self.store.turns, self.namespace, self.session_id)
         facts = yield from store_call(self.store.get_facts, self.namespace, self.session_id)
         state = yield from store_call(self.store.load, self.namespace, self.session_id)
-        window = {t.id for t in self.build_context(state).window}
+        shown = self.build_context(state).window
+        window = {t.id for t in shown} - {state.question.id if state.question else None}
         archived = [t for t in turns if t.id not in window]
         return (yield from self._derived.index_steps(archived, facts, state, refresh_facts=False))
 

@@ -3,7 +3,9 @@
 A fold is due when the unfolded messages exceed ``window_budget`` tokens or
 ``max_messages`` messages (:func:`fold_due`, the one home of that rule). It keeps the
 newest whole units within ``keep_tokens`` / ``keep_messages`` verbatim and folds everything
-older, in chunks of at most ``fold_chunk_tokens`` prompt tokens (:func:`plan_fold`).
+older, in log order, in chunks of at most ``fold_chunk_tokens`` prompt tokens
+(:func:`plan_fold`). The current question is folded in its place, with what follows it,
+and shown verbatim by the context while it is current (:mod:`.context`).
 
 Example:
     >>> from langchain_recursive_memory.core import MemoryConfig
@@ -75,49 +77,63 @@ def plan_fold(
     force: bool = False,
     reserve: int = 0,
     keep: bool = True,
+    question: StoredTurn | None = None,
 ) -> FoldPlan | None:
     """Decide whether the unfolded ``turns`` must be folded, and how.
 
-    The newest user message and the newest unit are never folded unforced (see
-    :func:`_pinned`): a version may then skip the held-back question, which a later fold
-    takes once a newer user message exists. With ``keep=False`` (and ``force``: a
-    conversation that ends) no recent message stays verbatim: every one is folded.
+    A fold takes the oldest units in log order (each summary version covers the range of
+    the log right after the previous one's), the current question (the newest user
+    message) in its place: the summarizer sees it with the tool results that answer it.
+    The context keeps showing it verbatim while it is current, so its tokens stay counted
+    in the window (``question``, once folded) and no unforced fold ends on it (folding it
+    alone would free nothing). The newest unit (what the model has not seen yet) is never
+    folded unforced, nor a newest unit still waiting for its tool results. With
+    ``keep=False`` (and ``force``: a conversation that ends) no recent message stays
+    verbatim: every one is folded.
+
+    Args:
+        turns: The unfolded turns, oldest first.
+        config: The budgets.
+        counter: Counts tokens.
+        force: Fold even when no fold is due.
+        reserve: Tokens the caller's request uses beside the memory's messages now.
+        keep: Keep the newest units within the keep budgets verbatim.
+        question: The current question when it is folded already (shown beside ``turns``).
 
     Returns:
         The plan, or None when nothing needs folding.
     """
     counts = [turn_tokens(t, counter) for t in turns]
-    reason = fold_due(sum(counts), len(turns), config, reserve) or ("forced" if force else None)
+    shown = turn_tokens(question, counter) if question is not None else 0
+    messages = len(turns) + (question is not None)
+    reason = fold_due(sum(counts) + shown, messages, config, reserve) or (
+        "forced" if force else None
+    )
     if reason is None:
         return None
     units = units_of(turns)
     cost_of = {s.id: c for s, c in zip(turns, counts, strict=True)}
-    kept = _kept_units(units, cost_of, config, reserve) if keep else 0
-    pinned = _pinned(units, force)
-    fold_units = [u for i, u in enumerate(units[: len(units) - kept]) if i not in pinned]
-    if not fold_units:
+    current = _current_question(units)
+    end = len(units)
+    if keep:
+        end -= _kept_units(units, cost_of, config, reserve + shown)
+        if current is not None and current < end:  # folded now, shown still: keep room
+            shown = sum(cost_of[s.id] for s in units[current])
+            end = len(units) - _kept_units(units, cost_of, config, reserve + shown)
+    if units and (not force or awaiting_results(units[-1])):
+        end = min(end, len(units) - 1)  # the newest unit: not seen yet
+    if not force and current is not None and end == current + 1:
+        end = current  # it is folded with what follows it
+    if end <= 0:
         return None
-    chunks = _chunks(fold_units, cost_of, config)
-    folded = {id(u) for u in fold_units}
-    verbatim = tuple(s for unit in units if id(unit) not in folded for s in unit)
+    chunks = _chunks(units[:end], cost_of, config, current)
+    verbatim = tuple(s for unit in units[end:] for s in unit)
     return FoldPlan(chunks, verbatim, reason)
 
 
-def _pinned(units: Sequence[Sequence[StoredTurn]], force: bool) -> set[int]:
-    """The units a fold never takes, by position.
-
-    The newest user message and the newest unit: the current question and what the model
-    has not seen yet (shown, cut to the budget if need be, and folded once a later message
-    follows). A forced fold takes them too, but a newest unit still waiting for its tool
-    results.
-    """
-    if not units:
-        return set()
-    newest = len(units) - 1
-    if force:
-        return {newest} if awaiting_results(units[newest]) else set()
-    question = next((i for i in range(newest, -1, -1) if units[i][0].turn.role == "user"), newest)
-    return {question, newest}
+def _current_question(units: Sequence[Sequence[StoredTurn]]) -> int | None:
+    """The position of the newest unit that is a user message, or None."""
+    return next((i for i in range(len(units) - 1, -1, -1) if units[i][0].turn.role == "user"), None)
 
 
 def _kept_units(
@@ -146,20 +162,31 @@ def _kept_units(
 
 
 def _chunks(
-    units: Sequence[Sequence[StoredTurn]], cost_of: dict[str, int], config: MemoryConfig
+    units: Sequence[Sequence[StoredTurn]],
+    cost_of: dict[str, int],
+    config: MemoryConfig,
+    question: int | None = None,
 ) -> tuple[tuple[StoredTurn, ...], ...]:
-    """The units to fold, in summarizer calls of at most ``fold_chunk_tokens`` tokens."""
+    """The units to fold, in summarizer calls of at most ``fold_chunk_tokens`` tokens.
+
+    The unit at position ``question`` (the current question) starts a new call rather
+    than end one, when the unit after it would not fit the same call: the summarizer
+    sees the question with the first of what follows it.
+    """
     prompt_cap = config.max_prompt_message_tokens + PROMPT_LINE_OVERHEAD
+    costs = [sum(min(cost_of[s.id], prompt_cap) for s in unit) for unit in units]
     chunks: list[tuple[StoredTurn, ...]] = []
     current: list[StoredTurn] = []
     current_tokens = 0
-    for unit in units:
-        unit_tokens = sum(min(cost_of[s.id], prompt_cap) for s in unit)
-        if current and current_tokens + unit_tokens > config.fold_chunk_tokens:
+    for i, unit in enumerate(units):
+        need = costs[i]
+        if i == question and i + 1 < len(units):
+            need += costs[i + 1]
+        if current and current_tokens + need > config.fold_chunk_tokens:
             chunks.append(tuple(current))
             current, current_tokens = [], 0
         current.extend(unit)
-        current_tokens += unit_tokens
+        current_tokens += costs[i]
     if current:
         chunks.append(tuple(current))
     return tuple(chunks)

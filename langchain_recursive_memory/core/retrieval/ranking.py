@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dates import date_closeness, question_spans
+from ..dates import date_closeness, question_spans, without_dates
 from .lexical import (
     LexicalIndex,
     PooledIndex,
@@ -53,6 +53,7 @@ from .lexical import (
     pooled_languages,
     query_terms,
 )
+from .mentions import MENTION_SHARE, mention_fit
 
 __all__ = [
     "RankedTurn",
@@ -384,6 +385,8 @@ class TurnRanker:
     def _lexical(self, question: str) -> tuple[np.ndarray, np.ndarray | None]:
         """Raw BM25 of each turn and of its window (None when windows weigh nothing)."""
         turn_indexes = [p.turn_lex for p in self.parts]
+        if self.params.w_date:  # the date cue matches its dates to turns' own days
+            question = without_dates(question)
         terms = query_terms(question, pooled_languages(turn_indexes))
         pool = PooledIndex(turn_indexes)
         turn = pool.term_scores(terms)
@@ -486,7 +489,13 @@ class TurnRanker:
                     fit[day] = date_closeness(spans, day, p.date_tolerance_days, p.date_before_days)
             table = np.array([fit[day] for day in part.day_list] or [0.0], np.float32)
             columns.append(table[part.days.values])
-        return cue + p.w_date * np.concatenate(columns)
+        # A turn said on the day beats one whose text only mentions it (see .mentions).
+        own = np.concatenate(columns)
+        said = MENTION_SHARE * mention_fit([x.turn_lex for x in parts], self._text_at, question)
+        return cue + p.w_date * np.where(own >= said, own, said)
+
+    def _text_at(self, position: int) -> str:
+        return self.turn_at(position).text
 
     def cut(self, best_scores: Sequence[float], k: int) -> int:
         """How many of the best turns (``best_scores``, best first) to hand over, at most ``k``.

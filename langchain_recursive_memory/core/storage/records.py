@@ -59,7 +59,11 @@ class Summary:
             record of 0.1.0). A turn that lands later with a lower key is moved after it
             before it is folded (see :meth:`~.store.MemoryStore.settle`).
         passed_ids: Unfolded turns ordered before ``last_seq`` that the fold saw and left
-            on purpose (the current question it never folds): not late, never moved.
+            on purpose: not late, never moved. Folds now take the log in order, so only
+            records of earlier releases (which held the current question back) name any.
+        question_id: The newest user message folded so far (the current question while
+            no newer user message exists: the context still shows it verbatim), or None
+            (none folded yet, or the fold ended the conversation).
     """
 
     namespace: str
@@ -76,6 +80,7 @@ class Summary:
     fold_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     last_seq: int = 0
     passed_ids: tuple[str, ...] = ()
+    question_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,11 +92,15 @@ class SessionState:
         turns: The unfolded turns, oldest first.
         repair_ids: Turns named by recent summary versions whose folded flag may not be
             written yet; the next fold writes it.
+        question: The current question when it is folded already (the summary's
+            ``question_id``, when no unfolded turn is a user message): shown verbatim
+            while it is current.
     """
 
     summary: Summary | None
     turns: tuple[StoredTurn, ...]
     repair_ids: tuple[str, ...] = ()
+    question: StoredTurn | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -237,7 +237,9 @@ class MemoryStore(SessionLifecycle):
 
         The version hint is read first, then the unfolded turns, then every version at or
         above the hint: a fold committed in between can only make a turn appear both in a
-        summary and in the window (never in neither, never folded twice).
+        summary and in the window (never in neither, never folded twice). When the current
+        question (the newest user message) is folded already, it is read too (by id, only
+        then) as the state's ``question``: the context shows it while it is current.
         """
         scope = Scope.of(namespace, session_id)
         hint = self._summary_log.hint(scope)
@@ -248,7 +250,13 @@ class MemoryStore(SessionLifecycle):
             named.update(v.turn_ids)
         turns = tuple(t for t in unfolded if t.id not in named)
         repair = tuple(t.id for t in unfolded if t.id in named)
-        return SessionState(versions[-1] if versions else None, turns, repair)
+        latest = versions[-1] if versions else None
+        question = None
+        asked = latest.question_id if latest is not None else None
+        if asked is not None and not any(t.turn.role == "user" for t in turns):
+            found = self._turn_log.by_ids(scope, [asked])
+            question = found[0] if found else None
+        return SessionState(latest, turns, repair, question)
 
     def summaries_since(self, namespace: str, known: Mapping[str, int]) -> dict[str, list[Summary]]:
         """Each session's versions above the one known (session id -> version), in one read."""

@@ -47,6 +47,8 @@ def summary_metadata(s: Summary, kind: str) -> dict[str, Any]:
         meta["first_tid"] = s.first_turn_id
     if s.last_turn_id is not None:
         meta["last_tid"] = s.last_turn_id
+    if s.question_id is not None:
+        meta["question"] = s.question_id
     return meta
 
 
@@ -73,6 +75,7 @@ def summary_from_record(doc: str, meta: Mapping[str, Any]) -> Summary:
         fold_id=str(meta["fold_id"]),
         last_seq=int(meta.get("last_seq", 0)),
         passed_ids=tuple(json.loads(str(meta.get("passed", "[]")))),
+        question_id=str(question) if (question := meta.get("question")) is not None else None,
     )
 
 
