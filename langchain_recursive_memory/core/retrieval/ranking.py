@@ -261,6 +261,8 @@ class RankedIndex:
         self._day_code: dict[dt.date | None, int] = {}
         self.day_list: list[dt.date | None] = []
         self.days = Column(np.int32)
+        self.version = 0
+        """Changes with every extend or truncate (what a ranker's memo is keyed on)."""
         self.extend(turns)
 
     def __len__(self) -> int:
@@ -274,6 +276,7 @@ class RankedIndex:
         """Append turns (their windows and the windows of the turns before them follow)."""
         if not turns:
             return
+        self.version += 1
         start = len(self.turns)
         self.turns.extend(turns)
         self.turn_lex.extend([t.line for t in turns])
@@ -295,6 +298,7 @@ class RankedIndex:
         """Drop the turns from position ``size`` on."""
         if size >= len(self.turns):
             return
+        self.version += 1
         for code in self.speakers.values[size:]:
             self._speaker_count[int(code)] -= 1
         del self.turns[size:]
@@ -357,6 +361,7 @@ class TurnRanker:
         self.params = params or RankerParams()
         self.parts: list[RankedIndex] = [RankedIndex(self.params, turns)]
         self._offsets = [0, len(turns)]
+        self._memo: tuple[str, tuple[int, ...], tuple[np.ndarray, np.ndarray | None]] | None = None
 
     @classmethod
     def of(cls, parts: Sequence[RankedIndex], params: RankerParams) -> TurnRanker:
@@ -365,6 +370,7 @@ class TurnRanker:
         ranker.params = params
         ranker.parts = list(parts)
         ranker._offsets = [0, *np.cumsum([len(p) for p in parts]).tolist()]
+        ranker._memo = None
         return ranker
 
     @property
@@ -383,7 +389,20 @@ class TurnRanker:
         return self.parts[part].turns[position - self._offsets[part]]
 
     def _lexical(self, question: str) -> tuple[np.ndarray, np.ndarray | None]:
-        """Raw BM25 of each turn and of its window (None when windows weigh nothing)."""
+        """Raw BM25 of each turn and of its window (None when windows weigh nothing).
+
+        Kept for the last question: a read asks for the scores and then the lexical ranks
+        of its hits, with the indexes locked in between.
+        """
+        memo = self._memo
+        versions = tuple(part.version for part in self.parts)
+        if memo is not None and memo[0] == question and memo[1] == versions:
+            return memo[2]
+        found = self._lexical_uncached(question)
+        self._memo = (question, versions, found)
+        return found
+
+    def _lexical_uncached(self, question: str) -> tuple[np.ndarray, np.ndarray | None]:
         turn_indexes = [p.turn_lex for p in self.parts]
         if self.params.w_date:  # the date cue matches its dates to turns' own days
             question = without_dates(question)
