@@ -8,6 +8,7 @@ import time
 import pytest
 from fakes import BagOfWordsEmbedder, HiGMemModel
 
+from langchain_recursive_memory.cli.loaders import ingest, locomo_turns
 from langchain_recursive_memory.core import (
     ConfigurationError,
     HiGMem,
@@ -15,7 +16,7 @@ from langchain_recursive_memory.core import (
     RetryPolicy,
     Turn,
 )
-from langchain_recursive_memory.core.ingest import ingest, locomo_turns, turns_from_dicts
+from langchain_recursive_memory.core.ingest import turns_from_dicts
 
 FAST = RetryPolicy(attempts=2, initial_delay=0.0, timeout=10.0, cooldown=0.0)
 
