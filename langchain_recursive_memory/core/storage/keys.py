@@ -63,7 +63,6 @@ __all__ = [
     "event_record_id",
     "event_vector_id",
     "fact_record_id",
-    "fact_vector_id",
     "fold_lease_id",
     "kind_key",
     "kinds_filter",
@@ -256,7 +255,7 @@ def summary_hint_id(skey: str) -> str:
 
 
 def fact_record_id(skey: str, key_hash: str) -> str:
-    """Return the id of a fact's record, from the fact's ``key_hash``."""
+    """Return the id of a fact's record, from the fact's ``key_hash`` (also its vector's id)."""
     return f"{skey}:f:{key_hash}"
 
 
@@ -309,11 +308,6 @@ def new_usage_id() -> str:
 def turn_vector_id(skey: str, turn_id: str) -> str:
     """Return the id of a turn's vector (the same as its log record id)."""
     return turn_record_id(skey, turn_id)
-
-
-def fact_vector_id(skey: str, key_hash: str) -> str:
-    """Return the id of a fact's vector (the same as its record id)."""
-    return fact_record_id(skey, key_hash)
 
 
 def window_vector_id(skey: str, radius: int, turn_id: str) -> str:
