@@ -72,6 +72,7 @@ __all__ = [
     "rebuild_key",
     "open_filter",
     "open_key",
+    "owned_fact_record_id",
     "scope_filter",
     "session_key",
     "session_record_id",
@@ -290,6 +291,19 @@ def user_fact_record_id(ukey: str, key_hash: str) -> str:
     Also the id of the fact's vector in each vector collection.
     """
     return f"{ukey}:uf:{key_hash}"
+
+
+def owned_fact_record_id(
+    namespace: str, session_id: str, user_id: str | None, key_hash: str
+) -> str:
+    """Return the id of a fact of a session, as stored (and of its vector).
+
+    The user's fact (:func:`user_fact_record_id`) when the session has a user
+    (``user_id``), else the session's own (:func:`fact_record_id`).
+    """
+    if user_id is not None:
+        return user_fact_record_id(user_key(namespace, user_id), key_hash)
+    return fact_record_id(session_key(namespace, session_id), key_hash)
 
 
 def user_owned(ukey: str, record_id: str) -> bool:
