@@ -289,3 +289,19 @@ def test_event_anchors_are_the_exact_nearest_events(store):
     assert len(chosen) == k  # exact top-k: the same similarities (ties in any order)
     assert [similarity(e.id) for e in chosen] == pytest.approx(expected[:k])
     assert {e.id for e in chosen[:2]} == {"seg:1", "seg:2"}  # pottery, sailing
+
+
+async def test_events_and_notes_have_async_twins_through_the_runner(store):
+    memory = HiGMem("h", store=store, model=HiGMemModel(), retry=FAST)
+    memory.add(story_turns(), flush=True)
+    runs: list[str] = []
+    arun = memory.runner.arun
+
+    async def spy(steps):
+        runs.append(steps.__name__)
+        return await arun(steps)
+
+    memory.runner.arun = spy  # type: ignore[method-assign]
+    assert await memory.aevents() == memory.events() != []
+    assert await memory.anotes() == memory.notes() != []
+    assert runs == ["_events_steps", "_notes_steps"]
