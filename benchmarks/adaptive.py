@@ -37,8 +37,8 @@ from _common import (
     write_results,
 )
 
+from langchain_recursive_memory.cli.loaders import ingest, locomo_turns
 from langchain_recursive_memory.core import HiGMem, HiGMemConfig, MemoryStore
-from langchain_recursive_memory.core.ingest import ingest, locomo_turns
 from langchain_recursive_memory.core.retrieval.ranking import RankerParams, adaptive_cut
 
 POOL = 40

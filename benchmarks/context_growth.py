@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, console, load_locomo, print_table, write_results
 from _standins import summary_stand_in
 
+from langchain_recursive_memory.cli.loaders import locomo_turns
 from langchain_recursive_memory.core import (
     FunctionTextModel,
     HybridMemory,
@@ -31,7 +32,6 @@ from langchain_recursive_memory.core import (
     TokenCounter,
     Turn,
 )
-from langchain_recursive_memory.core.ingest import locomo_turns
 
 WORDS = [
     "garden",

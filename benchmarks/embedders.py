@@ -349,7 +349,7 @@ def compressed_mb(folder: Path) -> float:
 
 def _texts(samples: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
     """The first turn texts (for documents/s) and questions (for query latency) of the data."""
-    from langchain_recursive_memory.core.ingest import locomo_turns
+    from langchain_recursive_memory.cli.loaders import locomo_turns
 
     texts = [t.text for s in samples for t in locomo_turns(s)][:SPEED_TEXTS]
     questions = [str(q["question"]) for s in samples for q in s.get("qa", [])][:QUERY_TEXTS]

@@ -72,6 +72,7 @@ from _common import (
     write_results,
 )
 
+from langchain_recursive_memory.cli.loaders import ingest, locomo_turns
 from langchain_recursive_memory.core import (
     CountingTextModel,
     HiGMem,
@@ -84,7 +85,6 @@ from langchain_recursive_memory.core import (
     Usage,
 )
 from langchain_recursive_memory.core.dates import question_spans
-from langchain_recursive_memory.core.ingest import ingest, locomo_turns
 from langchain_recursive_memory.core.models import ModelSettings, offers_json
 from langchain_recursive_memory.core.prompts import json_values, strip_reasoning
 

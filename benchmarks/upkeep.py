@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, console, load_locomo, print_table, write_results
 from _standins import higmem_stand_in, summary_stand_in
 
+from langchain_recursive_memory.cli.loaders import locomo_turns
 from langchain_recursive_memory.core import (
     CountingTextModel,
     FunctionTextModel,
@@ -33,7 +34,6 @@ from langchain_recursive_memory.core import (
     RetryPolicy,
     TokenCounter,
 )
-from langchain_recursive_memory.core.ingest import locomo_turns
 
 PRICE_IN, PRICE_OUT = 0.15, 0.60  # gpt-4o-mini list prices, USD per million tokens
 MAX_TOKENS, CAP = 2000, 300

@@ -44,8 +44,8 @@ from _common import (
     write_results,
 )
 
+from langchain_recursive_memory.cli.loaders import ingest, locomo_turns
 from langchain_recursive_memory.core import HiGMem, MemoryStore, RecursiveMemory, Turn
-from langchain_recursive_memory.core.ingest import ingest, locomo_turns
 
 SETTINGS = ("session scope, fresh", "session scope, latest", "user scope, fresh", "one session")
 """What is compared (see the module doc), in the table's order."""

@@ -13,8 +13,8 @@ from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 
 from langchain_recursive_memory import HiGMemRetriever as LangChainHiGMemRetriever
+from langchain_recursive_memory.cli.loaders import ingest, locomo_turns
 from langchain_recursive_memory.core import HiGMem, MemoryStore
-from langchain_recursive_memory.core.ingest import ingest, locomo_turns
 from llamaindex_higmem import HiGMemRetriever
 
 conversation = {  # LoCoMo format: sessions of turns, each session with its date

@@ -248,6 +248,10 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
         """The context with its token count and what is hidden pending a fold."""
         return self.memory.context()
 
+    async def acontext(self) -> Context:
+        """Async twin of :meth:`context`."""
+        return await self.memory.acontext()
+
     def all_messages(self) -> list[BaseMessage]:
         """Every stored message of the session, oldest first (the full log)."""
         return [turn_to_message(s.turn) for s in self.memory.turns()]

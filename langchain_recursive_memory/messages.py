@@ -41,7 +41,7 @@ from langchain_core.messages import (
 )
 
 from .core.errors import InvalidInputError
-from .core.turn import ToolCall, Turn, blocks_text
+from .core.turn import ROLE_ALIASES, ROLES, ToolCall, Turn, blocks_text, canonical_role
 
 __all__ = [
     "SUMMARY_KIND",
@@ -54,18 +54,6 @@ __all__ = [
 SUMMARY_KIND = "summary"
 ANONYMOUS = "lrm_no_id"
 """``Turn.extra`` key of a message given without an id (it is given back without one)."""
-_ROLE_ALIASES = {
-    "human": "user",
-    "user": "user",
-    "ai": "assistant",
-    "assistant": "assistant",
-    "system": "system",
-    "developer": "system",
-    "tool": "tool",
-    "function": "tool",
-}
-
-
 _ROLE_BY_CLASS: dict[type[BaseMessage], str] = {
     HumanMessage: "user",
     AIMessage: "assistant",
@@ -155,15 +143,16 @@ def message_to_turn(message: BaseMessage) -> Turn:
 
 def _role(message: BaseMessage) -> str:
     if isinstance(message, ChatMessage):
-        role = _ROLE_ALIASES.get(message.role.lower())
+        role = canonical_role(message.role)
         if role is None:
+            names = sorted({*ROLES, *ROLE_ALIASES})
             raise InvalidInputError.for_value(
-                "message.role", message.role, f"must be one of {sorted(_ROLE_ALIASES)}"
+                "message.role", message.role, f"must be one of {names}"
             )
         return role
     role = _ROLE_BY_CLASS.get(type(message)) or next(
         (r for cls, r in _ROLE_BY_CLASS.items() if isinstance(message, cls)),
-        _ROLE_ALIASES.get(message.type),
+        canonical_role(message.type),
     )
     if role is None:
         raise InvalidInputError.for_value(

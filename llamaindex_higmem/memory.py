@@ -523,6 +523,10 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         """The context :meth:`get` converts, with its token count and hidden messages."""
         return self._memory.context(self._query(input), k=self.recall_k)
 
+    async def acontext(self, input: str | None = None) -> Context:
+        """Async twin of :meth:`context`."""
+        return await self._memory.acontext(self._query(input), k=self.recall_k)
+
 
 def _unexpected(kwargs: dict[str, Any]) -> ConfigurationError:
     return ConfigurationError.for_value(

@@ -35,6 +35,7 @@ from llama_index.core.memory.memory import BaseMemoryBlock
 from pydantic import Field, PrivateAttr
 
 from langchain_recursive_memory.core.builder import open_store
+from langchain_recursive_memory.core.cache import SessionCache
 from langchain_recursive_memory.core.errors import InvalidInputError
 from langchain_recursive_memory.core.higmem import HiGMem, HiGMemConfig
 from langchain_recursive_memory.core.models import TextModel
@@ -50,7 +51,13 @@ from .messages import chat_message_to_turn, is_summary_message
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
 
-__all__ = ["HiGMemMemoryBlock"]
+__all__ = ["HiGMemMemoryBlock", "MAX_ENGINES"]
+
+MAX_ENGINES = 256
+"""How many sessions' HiGMem engines one block keeps (least recently used dropped).
+
+As the LangChain middleware's ``max_sessions``: an engine is a handle on the session's
+state in Chroma, cheap to build again when its session comes back."""
 
 
 def _when(ts: float | None) -> str:
@@ -62,7 +69,9 @@ def _when(ts: float | None) -> str:
 class HiGMemMemoryBlock(BaseMemoryBlock[str]):
     """A ``Memory`` block that indexes flushed turns in HiGMem and retrieves for the input.
 
-    Build it with :meth:`from_defaults`.
+    Build it with :meth:`from_defaults`. One block serves any number of sessions: it keeps
+    the engines of the :data:`MAX_ENGINES` most recently used ones and builds the others
+    again when they come back (their state is in the store).
     """
 
     name: str = Field(default="higmem", description="The name of the memory block.")
@@ -88,7 +97,9 @@ class HiGMemMemoryBlock(BaseMemoryBlock[str]):
     _embedder: Any = PrivateAttr(default=None)
     _config: HiGMemConfig = PrivateAttr(default_factory=HiGMemConfig)
     _retry: RetryPolicy | None = PrivateAttr(default=None)
-    _engines: dict[str, HiGMem] = PrivateAttr(default_factory=dict)
+    _engines: SessionCache[HiGMem] = PrivateAttr(
+        default_factory=lambda: SessionCache("higmem block engines", max_entries=MAX_ENGINES)
+    )
 
     @classmethod
     def class_name(cls) -> str:
@@ -156,15 +167,15 @@ class HiGMemMemoryBlock(BaseMemoryBlock[str]):
         return block
 
     def engine(self, session_id: str | None = None) -> HiGMem:
-        """The HiGMem engine of a session (created on first use)."""
+        """The HiGMem engine of a session (created on first use; see :data:`MAX_ENGINES`)."""
         sid = session_id or self.session_id
         if not sid:
             raise InvalidInputError.for_value(
                 "session_id", sid, "no session: pass one to from_defaults or through Memory"
             )
-        engine = self._engines.get(sid)
-        if engine is None:
-            engine = HiGMem(
+        return self._engines.get_or_create(
+            sid,
+            lambda: HiGMem(
                 sid,
                 model=self._model,
                 embedder=self._embedder,
@@ -174,9 +185,8 @@ class HiGMemMemoryBlock(BaseMemoryBlock[str]):
                 retry=self._retry,
                 on_usage=dispatch_usage,
                 user_id=self.user_id,
-            )
-            self._engines[sid] = engine
-        return engine
+            ),
+        )
 
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
         session = block_kwargs.get("session_id") or self.session_id

@@ -251,3 +251,14 @@ def test_streamed_answers_are_stored(store):
     stored = history.all_messages()
     assert [type(m).__name__ for m in stored] == ["HumanMessage", "AIMessage"]
     assert stored[1].content == "Noted point 0: value 0 for Ada."
+
+
+async def test_context_and_usage_have_async_twins(store):
+    history = _history(store, KeywordSummarizer())
+    for i in range(40):
+        history.add_messages(
+            [HumanMessage(f"Item {i} of the garden plan?"), AIMessage(f"Item {i}: plant beans.")]
+        )
+    history.fold(force=True)
+    assert await history.acontext() == history.context()
+    assert await history.ausage() == history.usage() and history.usage().calls >= 1

@@ -193,3 +193,18 @@ def test_a_summarizer_answering_an_error_text_is_a_failed_fold(store: MemoryStor
     answers["text"] = "Ada planted tulips in the garden, day after day."
     assert memory.fold().versions >= 1
     assert memory.summary() is not None and "tulips" in memory.summary().text
+
+
+def test_one_role_alias_table_for_dicts_langchain_messages_and_summary_role(tmp_path):
+    from langchain_core.messages import ChatMessage as LangChainChatMessage
+
+    from langchain_recursive_memory.core.builder import MemoryOptions, build_memory
+    from langchain_recursive_memory.core.turn import ROLE_ALIASES, ROLES
+
+    for name, role in [*ROLE_ALIASES.items(), *((r, r) for r in ROLES)]:
+        assert turns_from_dicts([{"role": name.upper(), "content": "x"}])[0].role == role
+        assert message_to_turn(LangChainChatMessage(role=name, content="x")).role == role
+    with pytest.raises(InvalidInputError, match="chatbot"):  # the error lists every name
+        message_to_turn(LangChainChatMessage(role="wizard", content="x"))
+    memory = build_memory("s", MemoryOptions(summary_role="human"), store=MemoryStore.in_memory())
+    assert memory.config.summary_role == "user"

@@ -8,6 +8,7 @@ import time
 import pytest
 from fakes import BagOfWordsEmbedder, HiGMemModel
 
+from langchain_recursive_memory.cli.loaders import ingest, locomo_turns
 from langchain_recursive_memory.core import (
     ConfigurationError,
     HiGMem,
@@ -15,7 +16,7 @@ from langchain_recursive_memory.core import (
     RetryPolicy,
     Turn,
 )
-from langchain_recursive_memory.core.ingest import ingest, locomo_turns, turns_from_dicts
+from langchain_recursive_memory.core.ingest import turns_from_dicts
 
 FAST = RetryPolicy(attempts=2, initial_delay=0.0, timeout=10.0, cooldown=0.0)
 
@@ -288,3 +289,19 @@ def test_event_anchors_are_the_exact_nearest_events(store):
     assert len(chosen) == k  # exact top-k: the same similarities (ties in any order)
     assert [similarity(e.id) for e in chosen] == pytest.approx(expected[:k])
     assert {e.id for e in chosen[:2]} == {"seg:1", "seg:2"}  # pottery, sailing
+
+
+async def test_events_and_notes_have_async_twins_through_the_runner(store):
+    memory = HiGMem("h", store=store, model=HiGMemModel(), retry=FAST)
+    memory.add(story_turns(), flush=True)
+    runs: list[str] = []
+    arun = memory.runner.arun
+
+    async def spy(steps):
+        runs.append(steps.__name__)
+        return await arun(steps)
+
+    memory.runner.arun = spy  # type: ignore[method-assign]
+    assert await memory.aevents() == memory.events() != []
+    assert await memory.anotes() == memory.notes() != []
+    assert runs == ["_events_steps", "_notes_steps"]

@@ -184,6 +184,23 @@ async def test_memory_block_needs_a_session(store):
     assert "Sea Otter" in text
 
 
+async def test_memory_block_keeps_a_bounded_number_of_engines(store, monkeypatch):
+    from llamaindex_higmem import memory_blocks
+
+    assert memory_blocks.MAX_ENGINES == 256  # documented, as the middleware's max_sessions
+    monkeypatch.setattr(memory_blocks, "MAX_ENGINES", 3)
+    block = HiGMemMemoryBlock.from_defaults(store=store, k=2)
+    first = block.engine("s0")
+    for i in range(10):
+        text = f"Session {i} keeps the code {4400 + i} in the drawer."
+        await block.aput([ChatMessage(role="user", content=text)], session_id=f"s{i}")
+        assert len(block._engines) <= 3
+    assert len(block._engines) == 3 and block.engine("s0") is not first  # evicted, rebuilt
+    text = await block.aget([ChatMessage(role="user", content="the code?")], session_id="s0")
+    assert "4400" in text and "4409" not in text  # its state is in the store
+    assert len(block._engines) == 3
+
+
 def test_langchain_higmem_retriever(store):
     memory = filled(store)
     docs = LangChainHiGMemRetriever(memory=memory, k=2).invoke("What is the cat called?")

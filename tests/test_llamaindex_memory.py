@@ -835,3 +835,13 @@ def test_package_imports_and_works_without_langchain_core():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.strip().endswith("['hi']")
+
+
+async def test_context_and_usage_have_async_twins(store):
+    memory = _memory(store, ScriptedSummarizer(), recall_tokens=200)
+    for i in range(40):
+        memory.put(ChatMessage(role="user", content=_question(i)))
+    memory.fold(force=True)
+    question = "How much does item 7 weigh?"
+    assert await memory.acontext(question) == memory.context(question)
+    assert await memory.ausage() == memory.usage() and memory.usage().calls >= 1

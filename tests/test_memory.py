@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 
 import pytest
 from fakes import FailingModel, KeywordSummarizer, VerboseModel
@@ -291,6 +292,38 @@ async def test_async_twins_match_the_sync_path(store, fast_retry):
     assert result.versions >= 1
     await memory.aclear()
     assert await memory.aturns() == []
+
+
+async def test_every_read_is_one_generator_with_a_sync_and_an_async_shell(store, fast_retry):
+    """summary, turns, usage, context, clear: the async twin runs the same steps (arun)."""
+    memory = make(store, fast_retry, model=KeywordSummarizer())
+    for i in range(30):
+        memory.add(chat(i))
+    memory.fold(force=True)
+    runs: list[str] = []
+    arun = memory.runner.arun
+
+    async def spy(steps):
+        runs.append(steps.__name__)
+        return await arun(steps)
+
+    memory.runner.arun = spy  # type: ignore[method-assign]
+    assert await memory.asummary() == memory.summary() is not None
+    assert await memory.aturns() == memory.turns()
+    assert await memory.ausage() == memory.usage() and memory.usage().calls >= 1
+    assert await memory.acontext("budget item 3?") == memory.context("budget item 3?")
+    await memory.aclear()
+    assert memory.turns() == [] and memory.summary() is None
+    assert runs == [
+        "_summary_steps",
+        "_turns_steps",
+        "_usage_steps",
+        "_context_steps",
+        "_clear_steps",
+    ]
+    for module in ("engine", "recursive/memory", "higmem/memory"):
+        path = Path(__file__).parents[1] / "langchain_recursive_memory/core" / f"{module}.py"
+        assert "to_thread" not in path.read_text(), module  # no second async pattern
 
 
 async def test_async_timeout_is_enforced(store):

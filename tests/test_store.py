@@ -194,7 +194,10 @@ def test_record_id_formats_are_pinned(store):
     assert keys.turn_record_id(skey, "m1") == keys.turn_vector_id(skey, "m1") == f"{skey}:t:m1"
     assert keys.summary_version_id(skey, 12) == f"{skey}:v:0000000012"
     assert keys.summary_hint_id(skey) == f"{skey}:current"
-    assert keys.fact_record_id(skey, "ab") == keys.fact_vector_id(skey, "ab") == f"{skey}:f:ab"
+    assert keys.fact_record_id(skey, "ab") == f"{skey}:f:ab"
+    ukey = keys.user_key(NS, "ada")
+    assert keys.owned_fact_record_id(NS, "s", None, "ab") == f"{skey}:f:ab"
+    assert keys.owned_fact_record_id(NS, "s", "ada", "ab") == f"{ukey}:uf:ab"
     assert keys.turn_node_id(skey, "m1") == f"{skey}:n:m1"
     assert keys.event_record_id(skey, "e1") == f"{skey}:e:e1"
     assert keys.window_vector_id(skey, 3, "m1") == f"{skey}:hw3:m1"

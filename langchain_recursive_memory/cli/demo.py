@@ -14,8 +14,8 @@ from rich.panel import Panel
 from rich.text import Text
 
 from ..core import HybridMemory, RecallHit, StoredTurn, Turn
-from ..core.ingest import ingest as ingest_turns
 from ._app import ProgressOption, _console, _reported_errors, _settings, app
+from .loaders import ingest as ingest_turns
 from .render import recall_table, render_show
 
 __all__ = ["demo", "demo_turns", "invocation"]

@@ -9,7 +9,6 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core import HiGMem, RecursiveMemory, Turn
-from ..core.ingest import ingest as ingest_turns
 from ..core.models import (
     DEFAULT_MAX_OUTPUT_TOKENS,
     DEFAULT_MODEL_TIMEOUT,
@@ -35,6 +34,7 @@ from ._app import (
     _settings,
     app,
 )
+from .loaders import ingest as ingest_turns
 from .transcripts import load_transcript
 
 __all__ = ["ingest"]

@@ -12,8 +12,9 @@ from typing import Any
 import typer
 
 from ..core import InvalidInputError, Turn
-from ..core.ingest import locomo_turns, read_jsonl
+from ..core.ingest import read_jsonl
 from ._app import InputFormat
+from .loaders import locomo_turns
 
 __all__ = ["load_transcript"]
 

@@ -11,7 +11,8 @@ everywhere:
   otherwise a memory that extracts facts or has an embedder (a *hybrid* memory) reserves
   a quarter of ``max_tokens`` for recall, any other none;
 * the summary cap is :func:`~.config.summary_cap`: 300, or a quarter of a small budget;
-* ``summary_role`` accepts LangChain's names too (``"human"``, ``"ai"``).
+* ``summary_role`` accepts the role aliases of :data:`~.turn.ROLE_ALIASES` too
+  (LangChain's ``"human"``, ``"ai"``...).
 
 Example:
     >>> from langchain_recursive_memory.core import MemoryStore
@@ -37,15 +38,13 @@ from .models import TextModel
 from .recursive.memory import HybridMemory, RecursiveMemory
 from .runtime.retry import RetryPolicy
 from .storage import DEFAULT_NAMESPACE, MemoryStore
+from .turn import ROLE_ALIASES
 from .usage import UsageRecord
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
 
 __all__ = ["ROLE_ALIASES", "MemoryKwargs", "MemoryOptions", "build_memory", "open_store"]
-
-ROLE_ALIASES = {"human": "user", "ai": "assistant"}
-"""LangChain's role names, accepted as ``summary_role``."""
 
 
 def open_store(

@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -259,21 +258,24 @@ class Engine:
         Raises:
             ConfigurationError: When the session has no user.
         """
-        user = self.runner.run(self.user_steps())
+        return self.runner.run(self._forget_user_steps())
+
+    async def aforget_user(self) -> list[str]:
+        """Async twin of :meth:`forget_user`."""
+        return await self.runner.arun(self._forget_user_steps())
+
+    def _forget_user_steps(self) -> Steps[list[str]]:
+        user = yield from self.user_steps()
         if user is None:
             raise ConfigurationError.for_value(
                 "user_id", None, f"session {self.session_id!r} belongs to no user"
             )
-        deleted = self.store.forget_user(self.namespace, user)
+        deleted = yield from store_call(self.store.forget_user, self.namespace, user)
         self._forget()
         self._reset_user()
         return deleted
 
-    async def aforget_user(self) -> list[str]:
-        """Async twin of :meth:`forget_user`."""
-        return await asyncio.to_thread(self.forget_user)
-
-    def sessions_steps(self, scope: str) -> Steps[list[str]]:
+    def _sessions_steps(self, scope: str) -> Steps[list[str]]:
         """The sessions an operation of ``scope`` covers: this one, or every one of its user.
 
         Raises:
@@ -327,7 +329,7 @@ class Engine:
         return await self.runner.arun(self._rebuild_steps(scope, on_progress))
 
     def _rebuild_steps(self, scope: str, on_progress: OnProgress) -> Steps[RebuildResult]:
-        sessions = yield from self.sessions_steps(scope)
+        sessions = yield from self._sessions_steps(scope)
         return (yield from self._rebuilder.steps(sessions, scope == "user", on_progress))
 
     # -- what the runner uses ---------------------------------------------------------------
@@ -421,34 +423,51 @@ class Engine:
 
         Every process's spend is in the store; see :meth:`usage_by_purpose` for the split.
         """
+        return self.runner.run(self._usage_steps())
+
+    async def ausage(self) -> Usage:
+        """Async twin of :meth:`usage`."""
+        return await self.runner.arun(self._usage_steps())
+
+    def _usage_steps(self) -> Steps[Usage]:
         total = Usage()
-        for spent in self.usage_by_purpose().values():
+        by_purpose = yield from self._usage_by_purpose_steps()
+        for spent in by_purpose.values():
             total.add(spent)
         return total
 
     def usage_by_purpose(self) -> dict[str, Usage]:
         """Return this session's upkeep spend per purpose (``"fold"``, ``"facts"``...)."""
-        return self.store.usage(self.namespace, self.session_id)
+        return self.runner.run(self._usage_by_purpose_steps())
+
+    def _usage_by_purpose_steps(self) -> Steps[dict[str, Usage]]:
+        return (yield from store_call(self.store.usage, self.namespace, self.session_id))
 
     # -- the log ----------------------------------------------------------------------------
 
     def turns(self) -> list[StoredTurn]:
         """Return the whole turn log of the session, oldest first."""
-        return self.store.turns(self.namespace, self.session_id)
+        return self.runner.run(self._turns_steps())
 
     async def aturns(self) -> list[StoredTurn]:
         """Async twin of :meth:`turns`."""
-        return await asyncio.to_thread(self.turns)
+        return await self.runner.arun(self._turns_steps())
+
+    def _turns_steps(self) -> Steps[list[StoredTurn]]:
+        return (yield from store_call(self.store.turns, self.namespace, self.session_id))
 
     def clear(self) -> None:
         """Delete everything stored for the session (turns and all derived state)."""
-        self.store.clear(self.namespace, self.session_id)
-        self._forget()
-        self._reset_user()
+        self.runner.run(self._clear_steps())
 
     async def aclear(self) -> None:
         """Async twin of :meth:`clear`."""
-        await asyncio.to_thread(self.clear)
+        await self.runner.arun(self._clear_steps())
+
+    def _clear_steps(self) -> Steps[None]:
+        yield from store_call(self.store.clear, self.namespace, self.session_id)
+        self._forget()
+        self._reset_user()
 
     def _forget(self) -> None:
         """Drop what this process cached about the session (after :meth:`clear`)."""

@@ -34,20 +34,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .errors import InvalidInputError, _short
-from .turn import ROLES, ToolCall, Turn, blocks_text
+from .turn import ROLE_ALIASES, ROLES, ToolCall, Turn, blocks_text, canonical_role
 
 __all__ = ["ROLE_ALIASES", "turns_from_dict"]
 
-ROLE_ALIASES = {
-    "human": "user",
-    "ai": "assistant",
-    "bot": "assistant",
-    "model": "assistant",
-    "chatbot": "assistant",
-    "developer": "system",
-    "function": "tool",
-}
-"""Role names of other formats, as the core's roles."""
 
 _CALL_TYPES = frozenset({"tool_use", "tool_call", "function_call"})
 
@@ -131,9 +121,8 @@ def _bad(where: str, problem: str) -> InvalidInputError:
 
 
 def _role(rec: Mapping[str, Any], where: str) -> str:
-    raw = str(rec.get("role", "")).lower()
-    role = ROLE_ALIASES.get(raw, raw)
-    if role not in ROLES:
+    role = canonical_role(str(rec.get("role", "")))
+    if role is None:
         given = rec.get("role")
         what = "no role" if given is None else f"unknown role {_short(given)}"
         raise _bad(where, f"{what} (use {', '.join(ROLES[:-1])} or {ROLES[-1]})")

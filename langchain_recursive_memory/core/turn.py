@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any, Literal
 
 from .errors import InvalidInputError
@@ -24,10 +25,12 @@ from .validation import check_json, check_optional_text, check_text, check_times
 
 __all__ = [
     "REASONING_BLOCK_TYPES",
+    "ROLE_ALIASES",
     "Role",
     "ToolCall",
     "Turn",
     "blocks_text",
+    "canonical_role",
     "group_tool_calls",
     "is_reasoning",
     "reasoning_text",
@@ -38,6 +41,20 @@ Role = Literal["user", "assistant", "system", "tool"]
 """The four roles a turn can have (LangChain's human/ai map to user/assistant)."""
 
 ROLES: tuple[str, ...] = ("user", "assistant", "system", "tool")
+
+ROLE_ALIASES: Mapping[str, str] = MappingProxyType(
+    {
+        "human": "user",
+        "ai": "assistant",
+        "bot": "assistant",
+        "model": "assistant",
+        "chatbot": "assistant",
+        "developer": "system",
+        "function": "tool",
+    }
+)
+"""Role names of other formats (LangChain, OpenAI, Gemini, chat datasets), as the core's
+roles: the one table of the package (message dicts, LangChain messages, ``summary_role``)."""
 
 # Block types whose payload is binary or media, counted at a fixed cost, never as text.
 MEDIA_BLOCK_TYPES = frozenset(
@@ -248,6 +265,19 @@ class Turn:
             turn_id=data.get("id"),
             created_at=data.get("created_at"),
         )
+
+
+def canonical_role(name: str) -> str | None:
+    """The core role ``name`` stands for (a role or one of :data:`ROLE_ALIASES`, any case).
+
+    None when it is neither.
+
+    Example:
+        >>> canonical_role("Human"), canonical_role("tool"), canonical_role("wizard")
+        ('user', 'tool', None)
+    """
+    role = ROLE_ALIASES.get(name.lower(), name.lower())
+    return role if role in ROLES else None
 
 
 def is_reasoning(block: Any) -> bool:

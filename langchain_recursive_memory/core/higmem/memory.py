@@ -24,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 from collections.abc import Callable, Sequence
 from os import PathLike
@@ -34,7 +33,7 @@ from ..engine import Engine, resolve_config
 from ..events import Event, TurnNote
 from ..models import TextModel
 from ..retrieval.pool import SESSION
-from ..runtime.effects import Steps
+from ..runtime.effects import Steps, store_call
 from ..runtime.retry import RetryPolicy
 from ..storage import DEFAULT_NAMESPACE, MemoryStore, StoredTurn
 from ..tokenizer import TokenCounter
@@ -195,14 +194,25 @@ class HiGMem(Engine):
 
     def events(self) -> list[Event]:
         """Return the session's events, oldest first."""
-        return self.store.get_events(self.namespace, self.session_id)
+        return self.runner.run(self._events_steps())
 
     async def aevents(self) -> list[Event]:
         """Async twin of :meth:`events`."""
-        return await asyncio.to_thread(self.events)
+        return await self.runner.arun(self._events_steps())
+
+    def _events_steps(self) -> Steps[list[Event]]:
+        return (yield from store_call(self.store.get_events, self.namespace, self.session_id))
 
     def notes(self) -> list[TurnNote]:
         """Return the session's turn nodes, in log order."""
-        order = {t.id: i for i, t in enumerate(self.turns())}
-        notes = self.store.get_notes(self.namespace, self.session_id)
+        return self.runner.run(self._notes_steps())
+
+    async def anotes(self) -> list[TurnNote]:
+        """Async twin of :meth:`notes`."""
+        return await self.runner.arun(self._notes_steps())
+
+    def _notes_steps(self) -> Steps[list[TurnNote]]:
+        turns = yield from self._turns_steps()
+        order = {t.id: i for i, t in enumerate(turns)}
+        notes = yield from store_call(self.store.get_notes, self.namespace, self.session_id)
         return sorted(notes, key=lambda n: order.get(n.turn_id, len(order)))

@@ -43,7 +43,7 @@ from ..prompts import (
 from ..retrieval.dense import unit
 from ..retrieval.index import TurnIndex
 from ..retrieval.lexical import LexicalIndex
-from ..retrieval.pool import TurnPool, check_scope, embed_missing_steps
+from ..retrieval.pool import TurnPool, check_scope, embed_missing_steps, user_pool_steps
 from ..retrieval.ranking import best_first
 from ..runtime.effects import (
     ModelCall,
@@ -51,7 +51,6 @@ from ..runtime.effects import (
     complete,
     embed_query,
     gather,
-    store_call,
 )
 from ..storage import StoredTurn
 from ..validation import check_count, check_text, check_when
@@ -196,18 +195,16 @@ class Retriever:
     ) -> Steps[tuple[list[str], list[TurnIndex]]]:
         """Every session of the user and its index, brought up to the store together."""
         store, ns = self.scope.store, self.scope.namespace
-        sessions = yield from store_call(store.user_sessions, ns, user)
-        ids = [s.session_id for s in sessions]
-        if self.scope.session_id not in ids:
-            ids.append(self.scope.session_id)
-        states = {
-            sid: own
-            if sid == self.scope.session_id
-            else Indexer(self.engine, SessionScope(store, ns, sid)).state()
-            for sid in ids
-        }
-        yield from sync_many_steps(self.scope, states)
-        return ids, [states[sid].index for sid in ids]
+
+        def others_steps(ids: list[str]) -> Steps[dict[str, TurnIndex]]:
+            states = {
+                sid: Indexer(self.engine, SessionScope(store, ns, sid)).state() for sid in ids
+            }
+            yield from sync_many_steps(self.scope, {self.scope.session_id: own, **states})
+            return {sid: state.index for sid, state in states.items()}
+
+        sid = self.scope.session_id
+        return (yield from user_pool_steps(store, ns, sid, user, own.index, others_steps))
 
     def index_windows_steps(self) -> Steps[int]:
         """Embed the settled windows that have no current vector (after indexing).

@@ -32,6 +32,7 @@ import numpy as np
 from ..cache import session_cache_key
 from ..engine import SessionScope
 from ..retrieval.index import TurnIndex
+from ..retrieval.pool import user_pool_steps
 from ..retrieval.ranking import RankerParams
 from ..runtime.effects import Steps, store_call
 from ..storage import MemoryStore, SessionState, StoredTurn, Summary
@@ -217,24 +218,24 @@ class UserArchive:
         seen is read whole, once.
         """
         scope = self.own.scope
+        return (
+            yield from user_pool_steps(
+                scope.store, scope.namespace, scope.session_id, user_id, own, self._others_steps
+            )
+        )
+
+    def _others_steps(self, ids: list[str]) -> Steps[dict[str, TurnIndex]]:
+        """The indexes of the user's other sessions ``ids``, brought up to date."""
+        scope = self.own.scope
         store, namespace = scope.store, scope.namespace
-        sessions = yield from store_call(store.user_sessions, namespace, user_id)
-        ids = [s.session_id for s in sessions]
-        if scope.session_id not in ids:  # a new session, not stored to yet
-            ids.append(scope.session_id)
         others = {
-            sid: ArchiveIndex(SessionScope(store, namespace, sid), self.own.params)
-            for sid in ids
-            if sid != scope.session_id
+            sid: ArchiveIndex(SessionScope(store, namespace, sid), self.own.params) for sid in ids
         }
         states = yield from _states_steps(store, namespace, others)
-        indexes = []
+        out = {}
         for sid in ids:
-            if sid == scope.session_id:
-                indexes.append(own)
-            else:
-                indexes.append((yield from others[sid].sync_steps(states[sid])))
-        return ids, indexes
+            out[sid] = yield from others[sid].sync_steps(states[sid])
+        return out
 
 
 def _states_steps(

@@ -20,7 +20,7 @@ from ..errors import EmbeddingError, StoreError
 from ..facts import Fact
 from ..runtime.effects import Steps, embed_documents, store_call
 from ..storage import SessionState, StoredTurn, VectorRecord, text_hash
-from ..storage.keys import fact_vector_id, user_fact_record_id, user_key
+from ..storage.keys import owned_fact_record_id
 from .archive import ArchiveIndex
 
 if TYPE_CHECKING:
@@ -70,10 +70,10 @@ class DerivedWriter:
 
         The engine's user must be resolved (:meth:`~..engine.Engine.user_steps`).
         """
-        scope, user = self.engine.scope, self.engine.user_id
-        if user is not None:
-            return user_fact_record_id(user_key(scope.namespace, user), fact.key_hash)
-        return fact_vector_id(scope.key, fact.key_hash)
+        scope = self.engine.scope
+        return owned_fact_record_id(
+            scope.namespace, scope.session_id, self.engine.user_id, fact.key_hash
+        )
 
     def facts_steps(
         self, facts: list[Fact] | None, chunk: Sequence[StoredTurn] = ()

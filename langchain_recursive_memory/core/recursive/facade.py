@@ -61,6 +61,10 @@ class SummaryFacade:
         """What this session's memory upkeep has spent (LLM calls, input/output tokens)."""
         return self._summary_engine().usage()
 
+    async def ausage(self) -> Usage:
+        """Async twin of :meth:`usage`."""
+        return await self._summary_engine().ausage()
+
     def forget_user(self) -> list[str]:
         """Delete every session, fact, vector and usage record of the session's user.
 

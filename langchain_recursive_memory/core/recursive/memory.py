@@ -41,7 +41,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
@@ -205,7 +204,7 @@ class RecursiveMemory(Engine):
         """The error of the last failed fold, or None if the last fold succeeded."""
         return self._folder.health.last_error
 
-    def build_context(
+    def _build_context(
         self, state: SessionState, hits: Sequence[RecallHit] = (), *, reserve: int = 0
     ) -> Context:
         """Return the context of a loaded state and recalled hits (pure: no I/O).
@@ -237,14 +236,14 @@ class RecursiveMemory(Engine):
         check_tokens("reserve", reserve)
         state = yield from store_call(self.store.load, self.namespace, self.session_id)
         self._folder.observe(state.turns, state.question)
-        base = self.build_context(state, reserve=reserve)
+        base = self._build_context(state, reserve=reserve)
         if query is None or not query.strip() or self.config.recall_tokens == 0:
             return base
         exclude = {t.id for t in base.window if t.id is not None}
         hits = yield from self._recaller.steps(
             query, k or CONTEXT_RECALL_K, KINDS, exclude, state, self.recall_scope, day
         )
-        return self.build_context(state, hits, reserve=reserve)
+        return self._build_context(state, hits, reserve=reserve)
 
     def _recall_steps(
         self, query: str, k: int, kinds: Sequence[str], scope: str | None, now: object = None
@@ -259,7 +258,7 @@ class RecursiveMemory(Engine):
         turns = yield from store_call(self.store.turns, self.namespace, self.session_id)
         facts = yield from store_call(self.store.get_facts, self.namespace, self.session_id)
         state = yield from store_call(self.store.load, self.namespace, self.session_id)
-        shown = self.build_context(state).window
+        shown = self._build_context(state).window
         window = {t.id for t in shown} - {state.question.id if state.question else None}
         archived = [t for t in turns if t.id not in window]
         return (yield from self._derived.index_steps(archived, facts, state, refresh_facts=False))
@@ -476,11 +475,14 @@ class RecursiveMemory(Engine):
 
     def summary(self) -> Summary | None:
         """Return the latest summary version, or None."""
-        return self.store.latest_summary(self.namespace, self.session_id)
+        return self.runner.run(self._summary_steps())
 
     async def asummary(self) -> Summary | None:
         """Async twin of :meth:`summary`."""
-        return await asyncio.to_thread(self.summary)
+        return await self.runner.arun(self._summary_steps())
+
+    def _summary_steps(self) -> Steps[Summary | None]:
+        return (yield from store_call(self.store.latest_summary, self.namespace, self.session_id))
 
 
 def _check_settings(

@@ -17,13 +17,13 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..runtime.effects import Steps
+from ..runtime.effects import Steps, store_call
 from ..storage import MemoryStore, StoredTurn
 from .index import TurnIndex
 from .ranking import RankerParams, TurnRanker
@@ -34,6 +34,7 @@ __all__ = [
     "USER",
     "TurnPool",
     "check_scope",
+    "user_pool_steps",
 ]
 
 SESSION = "session"
@@ -160,3 +161,36 @@ def embed_missing_steps(
                 source, space, (namespace, session_id), positions
             )
     return written
+
+
+def user_pool_steps(
+    store: MemoryStore,
+    namespace: str,
+    session_id: str,
+    user_id: str,
+    own: TurnIndex,
+    others_steps: Callable[[list[str]], Steps[Mapping[str, TurnIndex]]],
+) -> Steps[tuple[list[str], list[TurnIndex]]]:
+    """Every session of a user and its index, brought up to date: a user's pool.
+
+    Both engines assemble a user's pool this way; only how the other sessions' indexes
+    are brought up to date is theirs.
+
+    Args:
+        store: The store.
+        namespace: The namespace.
+        session_id: The session asking (one of the user's, maybe not stored to yet).
+        user_id: The user.
+        own: The asking session's index.
+        others_steps: Given the ids of the user's other sessions, their indexes, up to date.
+
+    Returns:
+        The user's session ids (the asking one last if it is not stored to yet) and their
+        indexes, in the same order: a :class:`TurnPool`'s ``sessions`` and ``indexes``.
+    """
+    sessions = yield from store_call(store.user_sessions, namespace, user_id)
+    ids = [s.session_id for s in sessions]
+    if session_id not in ids:  # a new session, not stored to yet
+        ids.append(session_id)
+    others = yield from others_steps([sid for sid in ids if sid != session_id])
+    return ids, [own if sid == session_id else others[sid] for sid in ids]

@@ -63,7 +63,6 @@ __all__ = [
     "event_record_id",
     "event_vector_id",
     "fact_record_id",
-    "fact_vector_id",
     "fold_lease_id",
     "kind_key",
     "kinds_filter",
@@ -73,6 +72,7 @@ __all__ = [
     "rebuild_key",
     "open_filter",
     "open_key",
+    "owned_fact_record_id",
     "scope_filter",
     "session_key",
     "session_record_id",
@@ -256,7 +256,7 @@ def summary_hint_id(skey: str) -> str:
 
 
 def fact_record_id(skey: str, key_hash: str) -> str:
-    """Return the id of a fact's record, from the fact's ``key_hash``."""
+    """Return the id of a fact's record, from the fact's ``key_hash`` (also its vector's id)."""
     return f"{skey}:f:{key_hash}"
 
 
@@ -293,6 +293,19 @@ def user_fact_record_id(ukey: str, key_hash: str) -> str:
     return f"{ukey}:uf:{key_hash}"
 
 
+def owned_fact_record_id(
+    namespace: str, session_id: str, user_id: str | None, key_hash: str
+) -> str:
+    """Return the id of a fact of a session, as stored (and of its vector).
+
+    The user's fact (:func:`user_fact_record_id`) when the session has a user
+    (``user_id``), else the session's own (:func:`fact_record_id`).
+    """
+    if user_id is not None:
+        return user_fact_record_id(user_key(namespace, user_id), key_hash)
+    return fact_record_id(session_key(namespace, session_id), key_hash)
+
+
 def user_owned(ukey: str, record_id: str) -> bool:
     """Whether ``record_id`` is one of the user's own records (its facts and their vectors)."""
     return record_id.startswith(f"{ukey}:")
@@ -309,11 +322,6 @@ def new_usage_id() -> str:
 def turn_vector_id(skey: str, turn_id: str) -> str:
     """Return the id of a turn's vector (the same as its log record id)."""
     return turn_record_id(skey, turn_id)
-
-
-def fact_vector_id(skey: str, key_hash: str) -> str:
-    """Return the id of a fact's vector (the same as its record id)."""
-    return fact_record_id(skey, key_hash)
 
 
 def window_vector_id(skey: str, radius: int, turn_id: str) -> str:

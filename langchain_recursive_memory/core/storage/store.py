@@ -21,10 +21,7 @@ from .facts import FactTable
 from .keys import (
     Scope,
     UserScope,
-    fact_record_id,
-    session_key,
-    user_fact_record_id,
-    user_key,
+    owned_fact_record_id,
     user_owned,
     validate_prefix,
 )
@@ -369,9 +366,7 @@ class MemoryStore(SessionLifecycle):
     def fact_record_id(self, namespace: str, session_id: str, fact: Fact) -> str:
         """The Chroma id of a fact's record (also used for its vector): the user's, if any."""
         user = self.session_user(namespace, session_id)
-        if user is not None:
-            return user_fact_record_id(user_key(namespace, user), fact.key_hash)
-        return fact_record_id(session_key(namespace, session_id), fact.key_hash)
+        return owned_fact_record_id(namespace, session_id, user, fact.key_hash)
 
     # -- vectors (derived: rebuildable from turns and facts) -------------------------------
 
