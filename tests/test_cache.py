@@ -14,6 +14,7 @@ from langchain_recursive_memory.core import (
     ConfigurationError,
     FunctionTextModel,
     HiGMem,
+    HybridMemory,
     MemoryStore,
     RecursiveMemory,
     Turn,
@@ -113,3 +114,38 @@ def test_two_higmem_objects_of_one_session_never_index_at_once(store: MemoryStor
 def test_a_cache_limit_below_one_is_a_configuration_error(name: str) -> None:
     with pytest.raises(ConfigurationError, match=f"{name}=0: must be >= 1"):
         CacheLimits(**{name: 0})
+
+
+def test_the_session_bound_counts_sessions_not_entries() -> None:
+    """``CacheLimits(sessions=n)`` keeps the state of n sessions, whatever each holds.
+
+    A hybrid session holds one entry (its archive index), so an entry bound of four per
+    session let 1,000 sessions stay (the worker benchmark's 136 MB at 1,000 sessions).
+    """
+    store = MemoryStore.in_memory(cache=CacheLimits(sessions=3))
+    for n in range(10):
+        memory = HybridMemory(f"chat-{n}", store=store, max_tokens=300)
+        memory.add([Turn(role="user", text=f"I painted a lake number {n} at dawn.")] * 12)
+        memory.context("what did I paint?")
+        assert store.caches.sessions.sessions <= 3
+    assert 1 <= len(store.caches.sessions) <= 3 * 4
+    # the least recently used sessions went whole; the newest is kept and still answers
+    kept = {key[2] for key, _ in store.caches.sessions.items()}  # type: ignore[index]
+    assert "chat-9" in kept and "chat-0" not in kept
+    again = HybridMemory("chat-0", store=store, max_tokens=300)
+    assert [h.text for h in again.recall("lake number 0", k=1)] == [
+        "I painted a lake number 0 at dawn."
+    ]
+
+
+def test_a_session_with_several_entries_goes_whole() -> None:
+    cache: SessionCache[object] = SessionCache("t", max_entries=100, max_sessions=2)
+    for sid in ("a", "b"):
+        for kind in ("index", "vectors", "higmem"):
+            cache.get_or_create((*session_cache_key("ns", sid), kind), object)
+    cache.get((*session_cache_key("ns", "a"), "index"))  # a is now the most recent
+    cache.get_or_create((*session_cache_key("ns", "c"), "index"), object)
+    assert sorted({key[2] for key, _ in cache.items()}) == ["a", "c"]  # type: ignore[index]
+    assert len(cache) == 4 and cache.sessions == 2
+    cache.pop_matching(lambda key: True)
+    assert len(cache) == 0 and cache.sessions == 0

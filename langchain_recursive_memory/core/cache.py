@@ -106,22 +106,42 @@ class CacheLimits:
 
 
 class SessionCache(Generic[V]):
-    """A thread-safe LRU of per-session values, bounded by entries and by bytes.
+    """A thread-safe LRU of per-session values, bounded by entries, sessions and bytes.
 
     Args:
         name: Shown in ``repr`` (for debugging).
         max_entries: Most entries kept.
         max_bytes: Most bytes kept (None: no byte limit); sizes are given with
             :meth:`put` (put a value again when it grows). At least the most recent entry is kept.
+        max_sessions: Most sessions kept (None: no such limit), when a session may have
+            several entries (its keys extend :func:`session_cache_key`): the least
+            recently used session goes whole.
+
+    Example:
+        >>> cache = SessionCache("demo", max_entries=10, max_sessions=1)
+        >>> _ = cache.get_or_create(("s", "ns", "a", "index"), dict)
+        >>> _ = cache.get_or_create(("s", "ns", "a", "vectors"), dict)
+        >>> _ = cache.get_or_create(("s", "ns", "b", "index"), dict)
+        >>> [key[2] for key, _ in cache.items()]
+        ['b']
     """
 
-    def __init__(self, name: str, *, max_entries: int, max_bytes: int | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        max_entries: int,
+        max_bytes: int | None = None,
+        max_sessions: int | None = None,
+    ) -> None:
         if max_entries < 1:
             raise ConfigurationError.for_value("max_entries", max_entries, "must be >= 1")
         self.name = name
         self.max_entries = max_entries
         self.max_bytes = max_bytes
+        self.max_sessions = max_sessions
         self._entries: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
+        self._sessions: OrderedDict[Hashable, int] = OrderedDict()  # session -> its entries
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -136,13 +156,18 @@ class SessionCache(Generic[V]):
         """Bytes of the cached values, as reported to the cache."""
         return self._bytes
 
+    @property
+    def sessions(self) -> int:
+        """Sessions with at least one entry (counted when ``max_sessions`` is set)."""
+        return len(self._sessions)
+
     def get(self, key: Hashable) -> V | None:
         """Return the value of ``key`` (marked recently used), or None."""
         with self._lock:
             item = self._entries.get(key)
             if item is None:
                 return None
-            self._entries.move_to_end(key)
+            self._used(key)
             return item[0]
 
     def get_or_create(self, key: Hashable, factory: Callable[[], V]) -> V:
@@ -150,21 +175,18 @@ class SessionCache(Generic[V]):
         with self._lock:
             item = self._entries.get(key)
             if item is not None:
-                self._entries.move_to_end(key)
+                self._used(key)
                 return item[0]
             value = factory()
-            self._entries[key] = (value, 0)
+            self._add(key, value, 0)
             self._evict()
             return value
 
     def put(self, key: Hashable, value: V, nbytes: int = 0) -> None:
         """Set the value of ``key`` and its size in bytes."""
         with self._lock:
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._bytes -= old[1]
-            self._entries[key] = (value, nbytes)
-            self._bytes += nbytes
+            self._remove(key)
+            self._add(key, value, nbytes)
             self._evict()
 
     def resize(self, key: Hashable, nbytes: int) -> None:
@@ -179,7 +201,7 @@ class SessionCache(Generic[V]):
                 return
             self._bytes += nbytes - item[1]
             self._entries[key] = (item[0], nbytes)
-            self._entries.move_to_end(key)
+            self._used(key)
             self._evict()
 
     def items(self) -> list[tuple[Hashable, V]]:
@@ -190,33 +212,69 @@ class SessionCache(Generic[V]):
     def pop(self, key: Hashable) -> V | None:
         """Drop ``key``; return its value, or None."""
         with self._lock:
-            item = self._entries.pop(key, None)
-            if item is None:
-                return None
-            self._bytes -= item[1]
-            return item[0]
+            item = self._remove(key)
+            return item[0] if item is not None else None
 
     def pop_matching(self, predicate: Callable[[Hashable], bool]) -> int:
         """Drop every key for which ``predicate(key)`` is true; return how many."""
         with self._lock:
             doomed = [key for key in self._entries if predicate(key)]
             for key in doomed:
-                self._bytes -= self._entries.pop(key)[1]
+                self._remove(key)
             return len(doomed)
 
     def clear(self) -> None:
         """Drop everything."""
         with self._lock:
             self._entries.clear()
+            self._sessions.clear()
             self._bytes = 0
+
+    def _session(self, key: Hashable) -> Hashable | None:
+        if self.max_sessions is None:
+            return None
+        if isinstance(key, tuple) and len(key) >= SESSION_KEY_PARTS:
+            return key[:SESSION_KEY_PARTS]
+        return key
+
+    def _used(self, key: Hashable) -> None:
+        self._entries.move_to_end(key)
+        session = self._session(key)
+        if session is not None:
+            self._sessions.move_to_end(session)
+
+    def _add(self, key: Hashable, value: V, nbytes: int) -> None:
+        self._entries[key] = (value, nbytes)
+        self._bytes += nbytes
+        session = self._session(key)
+        if session is not None:
+            self._sessions[session] = self._sessions.get(session, 0) + 1
+            self._sessions.move_to_end(session)
+
+    def _remove(self, key: Hashable) -> tuple[V, int] | None:
+        item = self._entries.pop(key, None)
+        if item is None:
+            return None
+        self._bytes -= item[1]
+        session = self._session(key)
+        if session is not None:
+            left = self._sessions.get(session, 1) - 1
+            if left > 0:
+                self._sessions[session] = left
+            else:
+                self._sessions.pop(session, None)
+        return item
 
     def _evict(self) -> None:
         while len(self._entries) > 1 and (
             len(self._entries) > self.max_entries
             or (self.max_bytes is not None and self._bytes > self.max_bytes)
         ):
-            _, (_, size) = self._entries.popitem(last=False)
-            self._bytes -= size
+            self._remove(next(iter(self._entries)))
+        while self.max_sessions is not None and len(self._sessions) > max(1, self.max_sessions):
+            oldest = next(iter(self._sessions))
+            for key in [k for k in self._entries if self._session(k) == oldest]:
+                self._remove(key)
 
 
 class StoreCaches:
@@ -245,7 +303,10 @@ class StoreCaches:
     def __init__(self, limits: CacheLimits | None = None) -> None:
         self.limits = limits = limits or CacheLimits()
         self.sessions: SessionCache[Any] = SessionCache(
-            "sessions", max_entries=KINDS_PER_SESSION * limits.sessions, max_bytes=limits.nbytes
+            "sessions",
+            max_entries=KINDS_PER_SESSION * limits.sessions,
+            max_bytes=limits.nbytes,
+            max_sessions=limits.sessions,
         )
         self.facts: SessionCache[Any] = SessionCache("facts", max_entries=limits.sessions)
         self.health: SessionCache[Any] = SessionCache("fold health", max_entries=limits.small)
