@@ -19,8 +19,9 @@ fresh memory (a fresh in-memory Chroma store, cleared and dropped after the ques
   the ranked archived turns. ``context(question)`` is not used: it hands over the window
   (the newest turns, unranked) plus what fits in a quarter of the budget, not a top k;
 * ``higmem``: ``HiGMem`` with no LLM, ``flush()`` after the last session, read with
-  ``retrieve(question, k, use_llm=False)``. ``retrieve`` returns its turns sorted by
-  time, so they are ordered here by ``RetrievedTurn.score``, best first (recorded);
+  ``retrieve(question, k, use_llm=False)``, taken in the order returned (best first
+  since issue 21's rank order; before, in time order, and this harness re-sorted them by
+  ``RetrievedTurn.score``); whether the scores came sorted is recorded;
 * ``bm25``: the plain baseline over the very same turns in the same run:
   ``rank_bm25.BM25Okapi`` over lowercased ``\\w+`` tokens of each turn's text, the
   question as the query (as the data's README describes it).
@@ -665,11 +666,10 @@ class HiGMemSystem(MemorySystem):
         kwargs = self._time_kwargs(memory.retrieve, hay)
         hits = memory.retrieve(hay.question, k=k, use_llm=False, **kwargs)
         returned = [float(h.score) for h in hits]
-        # retrieve returns time order today: rank by score, best first (ties: time order)
-        ranked = sorted(range(len(hits)), key=lambda i: -returned[i])
+        # taken in the order returned (best first), as an application takes the first few
         return (
-            [str(hits[i].turn.id) for i in ranked],
-            [returned[i] for i in ranked],
+            [str(h.turn.id) for h in hits],
+            returned,
             {"returned_in_score_order": returned == sorted(returned, reverse=True)},
         )
 

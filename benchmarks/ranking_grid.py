@@ -33,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import (  # noqa: E402
+from _common import (
     DEFAULT_LOCOMO,
     DEFAULT_LONGMEMEVAL,
     code_version,
@@ -44,7 +44,7 @@ from _common import (  # noqa: E402
     print_table,
     write_results,
 )
-from longmemeval import (  # noqa: E402
+from longmemeval import (
     BM25System,
     Settings,
     build_haystack,
@@ -52,16 +52,16 @@ from longmemeval import (  # noqa: E402
     question_metrics,
 )
 
-from langchain_recursive_memory.core.dates import utc_date  # noqa: E402
-from langchain_recursive_memory.core.ingest import locomo_turns  # noqa: E402
-from langchain_recursive_memory.core.retrieval.ranking import (  # noqa: E402
+from langchain_recursive_memory.core.dates import utc_date
+from langchain_recursive_memory.core.ingest import locomo_turns
+from langchain_recursive_memory.core.retrieval.ranking import (
     RankerParams,
     TurnRanker,
     best_first,
 )
-from langchain_recursive_memory.core.retrieval.turns import ranked_turns  # noqa: E402
-from langchain_recursive_memory.core.storage import StoredTurn  # noqa: E402
-from langchain_recursive_memory.core.turn import Turn  # noqa: E402
+from langchain_recursive_memory.core.retrieval.turns import ranked_turns
+from langchain_recursive_memory.core.storage import StoredTurn
+from langchain_recursive_memory.core.turn import Turn
 
 LME_COLUMNS = ("recall_any@5", "recall_all@5", "recall_any@10", "recall_all@10")
 

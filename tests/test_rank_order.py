@@ -63,16 +63,12 @@ def assert_best_first(ids, scores, ranks=None):
 
 def test_higmem_retrieve_returns_the_best_first(store):
     found = higmem(store).retrieve(QUESTION, k=8)
-    assert_best_first(
-        [r.turn.id for r in found], [r.score for r in found], [r.rank for r in found]
-    )
+    assert_best_first([r.turn.id for r in found], [r.score for r in found], [r.rank for r in found])
 
 
 async def test_higmem_aretrieve_returns_the_best_first(store):
     found = await higmem(store).aretrieve(QUESTION, k=8)
-    assert_best_first(
-        [r.turn.id for r in found], [r.score for r in found], [r.rank for r in found]
-    )
+    assert_best_first([r.turn.id for r in found], [r.score for r in found], [r.rank for r in found])
 
 
 def test_guided_retrieve_returns_the_best_first(store):
