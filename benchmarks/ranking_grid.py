@@ -19,6 +19,7 @@ A diagnosis for choosing one default, not the application's path (the harnesses 
     python benchmarks/ranking_grid.py                       # the grid below
     python benchmarks/ranking_grid.py --b 0.3 0.75 --k1 1.2 # other grids
     python benchmarks/ranking_grid.py --lme-limit 60        # a quicker look
+    python benchmarks/ranking_grid.py --b 0.9 --k1 1.2 --set w_bm25_window=0.25
 """
 
 from __future__ import annotations
@@ -125,9 +126,24 @@ def lme_recall(
     return out
 
 
-def grid(bs: Sequence[float], k1s: Sequence[float]) -> dict[str, dict[str, float]]:
-    """``RankerParams`` fields of each variant, named ``k1=..., b=...``."""
-    return {f"k1={k1:g}, b={b:g}": {"k1": k1, "b": b} for k1 in k1s for b in bs}
+def grid(
+    bs: Sequence[float], k1s: Sequence[float], fixed: Mapping[str, Any] | None = None
+) -> dict[str, dict[str, Any]]:
+    """``RankerParams`` fields of each variant, named ``k1=..., b=...`` (plus ``fixed``)."""
+    extra = "".join(f", {k}={v}" for k, v in (fixed or {}).items())
+    return {
+        f"k1={k1:g}, b={b:g}{extra}": {"k1": k1, "b": b, **(fixed or {})} for k1 in k1s for b in bs
+    }
+
+
+def parse_set(pairs: Sequence[str]) -> dict[str, Any]:
+    """``["w_date=0", "dense_radii=1,2"]`` as ``RankerParams`` fields (numbers, tuples)."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        name, _, text = pair.partition("=")
+        values = [float(v) if "." in v else int(v) for v in text.split(",") if v]
+        out[name.strip()] = tuple(values) if "," in text else values[0]
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -138,9 +154,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--longmemeval", default=str(DEFAULT_LONGMEMEVAL))
     parser.add_argument("--locomo-k", type=int, default=8)
     parser.add_argument("--lme-limit", type=int, default=None, help="first N LME questions")
+    parser.add_argument(
+        "--set", action="append", default=[], help="another RankerParams field, name=value"
+    )
+    parser.add_argument("--no-baseline", action="store_true", help="skip plain BM25")
     parser.add_argument("--out", default="ranking-grid")
     args = parser.parse_args(argv)
-    variants = grid(args.b, args.k1)
+    variants = grid(args.b, args.k1, parse_set(args.set))
     samples = load_locomo(args.locomo)
     items = [i for i in load_longmemeval(args.longmemeval) if not is_abstention(i)]
     if args.lme_limit:
@@ -159,7 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             + ", ".join(f"{c} {lme[c]:.3f}" for c in LME_COLUMNS)
             + f" ({time.perf_counter() - started:.0f} s)"
         )
-    result["systems"]["plain BM25"] = {"longmemeval": lme_recall(haystacks, None)}
+    if not args.no_baseline:
+        result["systems"]["plain BM25"] = {"longmemeval": lme_recall(haystacks, None)}
     result["settings"] = {
         "locomo": Path(args.locomo).name,
         "longmemeval": Path(args.longmemeval).name,
