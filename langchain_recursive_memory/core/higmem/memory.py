@@ -158,7 +158,13 @@ class HiGMem(Engine):
         scope: str = SESSION,
         now: float | dt.datetime | dt.date | None = None,
     ) -> list[RetrievedTurn]:
-        """Return the turns relevant to ``query``, sorted by time.
+        """Return the turns relevant to ``query``, best first.
+
+        The first turn is the one the ranking scores highest (ties: in log order), so a
+        caller can take the first few; each turn carries its ``score`` and ``rank``
+        (1 = best). To hand the turns to a model as a story, sort them by
+        ``turn.created_at`` (as ``HiGMemMemoryBlock`` does); ``rank`` keeps the order of
+        relevance. (In 0.1.0 the turns came in time order.)
 
         Args:
             query: The question.

@@ -3,7 +3,7 @@
 **No-LLM retrieval** (no model configured, or ``use_llm=False``): the multi-scale hybrid
 ranking of :mod:`..retrieval.ranking` (BM25 and embeddings over turns and over windows of
 neighbouring turns inside their segment, plus speaker and date cues), top ``no_llm_k``
-turns with any signal, sorted by time.
+turns with any signal, best first.
 
 **Guided retrieval.** Optional keyword rewrite of the question (``query_rewrite``; off by
 default, as in the authors' paper-aligned run), the top ``retrieval_turns`` turns of the
@@ -12,8 +12,12 @@ call per event (it sees the event summary and its turns), the union, and an incl
 relevance filter over chunks of ``filter_chunk`` turns. In the async path the per-event and
 per-chunk calls run concurrently. A prediction call that fails adds nothing; a filter chunk
 that fails keeps all of its candidates (the filter is inclusive), so one unusable answer
-never costs the query its guided results. Results are sorted by real time (the official
-code sorts date strings).
+never costs the query its guided results. Results come best first by the candidate
+ranking's score (the official code sorts them by date string for the model to read; here
+a caller that wants time order sorts by ``turn.created_at`` and keeps ``rank``).
+
+**Order.** Whatever the path, the turns come best first (ties: in log order), each
+with its ``score`` and its 1-based ``rank``.
 
 **A user's sessions** (``scope="user"``): the same no-LLM ranking over every session of
 the user as one pool (:mod:`..retrieval.pool`; no window crosses a session). Guided
@@ -107,7 +111,7 @@ class Retriever:
         scope: str = "session",
         now: object = None,
     ) -> Steps[list[RetrievedTurn]]:
-        """The turns for ``query``, sorted by time (see :meth:`~.memory.HiGMem.retrieve`)."""
+        """The turns for ``query``, best first (see :meth:`~.memory.HiGMem.retrieve`)."""
         check_text("query", query)
         day = check_when("now", now)
         if k is not None:
@@ -169,10 +173,10 @@ class Retriever:
         scores: np.ndarray,
         found: Found,
     ) -> list[RetrievedTurn]:
-        """The chosen turns (by pool position), sorted by time."""
+        """The chosen turns (by pool position), best first (ties: in log order)."""
         own = self.scope.session_id
         out = []
-        for i in chosen:
+        for rank, i in enumerate(sorted(chosen, key=lambda i: (-float(scores[i]), i)), start=1):
             item, session = pool.turn(i), pool.session_of(i)
             mine = session == own
             note = state.notes.get(item.id) if mine else None
@@ -183,10 +187,10 @@ class Retriever:
                 event_ids=note.event_ids if note is not None else (),
                 found_by=found.get(item.id, ("ranking",)) if mine else ("ranking",),
                 session_id=None if mine else session,
+                rank=rank,
             )
-            out.append((item.seq, retrieved))
-        out.sort(key=lambda p: (p[1].turn.created_at or 0.0, p[0]))
-        return [r for _, r in out]
+            out.append(retrieved)
+        return out
 
     # -- the ranking ------------------------------------------------------------------------
 

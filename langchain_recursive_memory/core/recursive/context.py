@@ -65,7 +65,8 @@ class Context:
         tokens: Tokens of the whole context (messages plus reply priming).
         max_tokens: The budget ``tokens`` stays within.
         hidden: Unfolded messages not shown because they do not fit (a fold is pending).
-        recalled: The recalled memories included in the first message.
+        recalled: The recalled memories included in the first message, in the order the
+            model reads them (facts, then turns by time); each keeps its ``score``.
     """
 
     summary: Summary | None
@@ -184,7 +185,11 @@ class ContextBuilder:
         return first, recall_text, recalled
 
     def recall_block(self, hits: Sequence[RecallHit]) -> tuple[str, tuple[RecallHit, ...]]:
-        """Render hits as quoted lines within ``recall_tokens`` (best first, then by time)."""
+        """Render hits as quoted lines within ``recall_tokens``.
+
+        The best hits that fit are chosen (``hits`` come best first); they are shown facts
+        first, then turns in time order, for the model to read.
+        """
         cfg = self.config
         budget = cfg.recall_tokens - self.counter.count_text(cfg.recall_prefix)
         budget -= RECALL_BLOCK_OVERHEAD

@@ -65,7 +65,7 @@ __all__ = [
 BM25_K1 = 1.2
 """BM25 term-frequency saturation (the Lucene default)."""
 BM25_B = 0.75
-"""BM25 length normalisation of plain indexes (the Lucene default; turns use 0.3)."""
+"""BM25 length normalisation of plain indexes (the Lucene default; turns use 0.9)."""
 POSTING_BYTES = 24
 """About what a (document, term) entry costs (its ids, frequency and the document's tuple)."""
 VOCAB_ENTRY_BYTES = 200
