@@ -46,7 +46,7 @@ from langchain_recursive_memory.core import (
     Turn,
 )
 from langchain_recursive_memory.core.storage import session_key
-from langchain_recursive_memory.core.storage.keys import window_kind
+from langchain_recursive_memory.core.storage.keys import Scope, window_kind
 
 DIM = 384
 WORDS = [
@@ -228,21 +228,22 @@ def bench_recall(tmp: Path, sessions: int, per_session: int, repeat: int) -> dic
             samples.append(time.perf_counter() - t0)
             assert all(h.kind == "turn" for h in hits)
     # Filtered search quality: Chroma's per-session kNN against exact search.
-    space = store.vector_spaces()[0]
+    vectors = store._vector_spaces  # the store's vector repository (a benchmark looks inside)
+    space = vectors.spaces()[0]
     recalls: list[float] = []
     knn: list[float] = []
     for _ in range(min(repeat, 200)):
         sid = f"user-{rng.randrange(sessions)}"
-        records = store.get_vectors(space, "default", sid, [window_kind(1)])
+        records = vectors.of_kinds(space, Scope.of("default", sid), [window_kind(1)])
         matrix = np.asarray([r.vector for r in records], np.float32)
         q = np.asarray(embedder.embed_query(" ".join(rng.choice(WORDS) for _ in range(4))))
         exact = {records[i].ref for i in np.argsort(-(matrix @ q))[:10]}
         t0 = time.perf_counter()
-        near = store.query_vectors(space, "default", sid, q.tolist(), 10, [window_kind(1)])
+        near = vectors.nearest(space, Scope.of("default", sid), q.tolist(), 10, [window_kind(1)])
         knn.append(time.perf_counter() - t0)
         got = {ref for _, ref, _ in near}
         recalls.append(len(exact & got) / len(exact))
-    total = store.count_vectors(space)
+    total = int(vectors.collection(space).count())
     return {
         "stored_turns": sessions * per_session,
         "stored_vectors": total,
@@ -280,7 +281,9 @@ def bench_session_recall(tmp: Path, turns: int, repeat: int) -> dict[str, float]
         warm.append(time.perf_counter() - t0)
         vector = embedder.embed_query(query)
         t0 = time.perf_counter()
-        store.query_vectors(space, "default", "conversation", vector, 8, [window_kind(1)])
+        store._vector_spaces.nearest(
+            space, Scope.of("default", "conversation"), vector, 8, [window_kind(1)]
+        )
         knn.append(time.perf_counter() - t0)
     return {
         "session_recall_turns": turns,

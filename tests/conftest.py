@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from langchain_recursive_memory.core import MemoryStore, RetryPolicy
+from langchain_recursive_memory.core.storage.keys import Scope
+from langchain_recursive_memory.core.storage.records import VectorRecord
 from langchain_recursive_memory.core.storage.server import LocalChromaServer
 
 # Never touch a developer's real store from the tests.
@@ -61,3 +64,10 @@ def server_store(chroma_server) -> MemoryStore:
 
     host, port = chroma_server
     return MemoryStore.http(host, port, prefix=f"t{uuid.uuid4().hex[:12]}")
+
+
+def stored_vectors(
+    store: MemoryStore, space: str, namespace: str, session_id: str, kinds: Sequence[str]
+) -> list[VectorRecord]:
+    """The session's vector records of ``kinds`` as stored (a test's look into the store)."""
+    return store._vector_spaces.of_kinds(space, Scope.of(namespace, session_id), kinds)

@@ -114,7 +114,7 @@ def test_rebuild_embeds_again_with_a_new_embedder(store):
     embedder = OtherEmbedder()
     mem = memory(store, embedder=embedder)
     result = mem.rebuild()
-    assert result.vectors > 0 and mem.space in store.vector_spaces()
+    assert result.vectors > 0 and mem.space in store._vector_spaces.spaces()
     before = embedder.calls
     hits = mem.recall("which bike do I ride", k=3)
     assert embedder.calls == before + 1  # only the question: everything else was stored

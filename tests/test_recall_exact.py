@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from conftest import stored_vectors
 from fakes import BagOfWordsEmbedder, FactModel
 
 from langchain_recursive_memory.core import HybridMemory, MemoryStore, RetryPolicy, Turn
@@ -32,7 +33,7 @@ def brute_force_similarity(memory: HybridMemory, query: str, refs: set[str]) -> 
     """Each archived turn's best window similarity to ``query`` (numpy, no cache)."""
     space = memory.space
     kinds = [window_kind(1), window_kind(2)]
-    records = memory.store.get_vectors(space, "default", memory.session_id, kinds)
+    records = stored_vectors(memory.store, space, "default", memory.session_id, kinds)
     q = np.asarray(memory.embedder.embed_query(query), np.float64)  # type: ignore[union-attr]
     q /= np.linalg.norm(q)
     best: dict[str, float] = {}
@@ -117,7 +118,7 @@ def test_a_corrected_fact_is_scored_with_its_new_vector(store: MemoryStore) -> N
     city = next(f for f in memory.facts() if f.key == "user/home_city")
     assert city.text == "The user's home city is Berlin now."
     space = memory.space
-    stored = memory.store.get_vectors(space, "default", "s", ["fact"])
+    stored = stored_vectors(memory.store, space, "default", "s", ["fact"])
     record = memory.store.fact_record_id("default", "s", city)
     assert {r.id: r.text_hash for r in stored}[record] == text_hash(city.text)
     after = {h.id: h for h in memory.recall("Oslo", k=10, kinds=["fact"])}

@@ -7,6 +7,7 @@ windows lazily at recall (116 ms per question).
 
 from __future__ import annotations
 
+from conftest import stored_vectors
 from fakes import BagOfWordsEmbedder, KeywordSummarizer
 
 from langchain_recursive_memory.core import (
@@ -63,9 +64,9 @@ def test_a_fold_embeds_the_windows_of_what_it_archives_and_recall_only_reads_the
     archived = [t for t in memory.turns() if t.folded_in]
     assert archived
     kinds = {window_kind(1), window_kind(2)}
-    records = store.get_vectors(memory.space, "default", "s", sorted(kinds))
+    records = stored_vectors(store, memory.space, "default", "s", sorted(kinds))
     assert {r.ref for r in records} >= {t.id for t in archived}
-    assert not store.get_vectors(memory.space, "default", "s", ["turn"])  # no single turns
+    assert not stored_vectors(store, memory.space, "default", "s", ["turn"])  # no single turns
     before = embedder.documents
     memory.recall("Where did Ada's friend spend the holidays?")
     memory.context("Where did Bob spend the holidays?")
@@ -113,7 +114,7 @@ def test_higmem_embeds_settled_windows_when_it_indexes_not_at_retrieval():
     for i in range(20):
         higmem.add(Turn(role="user", name="Ada", text=f"Line {i} about the garden."))
     kinds = [window_kind(1), window_kind(2)]
-    stored = {r.ref for r in store.get_vectors(higmem.space, "default", "h", kinds)}
+    stored = {r.ref for r in stored_vectors(store, higmem.space, "default", "h", kinds)}
     ids = [t.id for t in higmem.turns()]
     assert set(ids[:-2]) <= stored  # settled windows are embedded as turns are indexed
     before = embedder.documents

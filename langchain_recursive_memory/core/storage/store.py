@@ -397,12 +397,6 @@ class MemoryStore(SessionLifecycle):
         for owner, positions in self._owners(namespace, session_id, [r.id for r in records]):
             self._vector_spaces.put(space, owner, [records[i] for i in positions])
 
-    def get_vectors(
-        self, space: str, namespace: str, session_id: str, kinds: Sequence[str]
-    ) -> list[VectorRecord]:
-        """Return the session's vector records of the given kinds (with their vectors)."""
-        return self._vector_spaces.of_kinds(space, Scope.of(namespace, session_id), kinds)
-
     def vectors_by_ids(
         self, space: str, namespace: str, session_id: str, ids: Sequence[str]
     ) -> list[VectorRecord]:
@@ -416,30 +410,6 @@ class MemoryStore(SessionLifecycle):
             if positions:
                 out.extend(self._vector_spaces.by_ids(space, owner, [ids[i] for i in positions]))
         return out
-
-    def query_vectors(
-        self,
-        space: str,
-        namespace: str,
-        session_id: str,
-        vector: Sequence[float],
-        n: int,
-        kinds: Sequence[str] = ("turn", "fact"),
-    ) -> list[tuple[str, str, float]]:
-        """Return up to ``n`` ``(kind, ref, distance)`` nearest to ``vector`` in the session."""
-        scope = Scope.of(namespace, session_id)
-        return self._vector_spaces.nearest(space, scope, vector, n, kinds)
-
-    # -- HiGMem turn nodes and event nodes (derived: rebuildable from the log) -------------
-
-    def vector_spaces(self) -> list[str]:
-        """The vector collections (one per embedder) this store has, by space name."""
-        return self._vector_spaces.spaces()
-
-    def count_vectors(self, space: str) -> int:
-        """How many vector records the ``space`` collection holds (every session)."""
-        col = self._vector_spaces.collection(space)
-        return int(self._chroma.call("count vectors", col.count))
 
     def put_notes(
         self, namespace: str, session_id: str, notes: Sequence[TurnNote], head: str | None = None
