@@ -375,6 +375,24 @@ def raw_records(
     return ids, docs, metas
 
 
+def raw_exchange(
+    sid: str, at: int, turns: Sequence[Turn], question: str, vectors: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The keyword arguments of raw chromadb's ``add`` of an exchange and of its ``query``.
+
+    One definition for the sync (``HttpClient``) and async (``AsyncHttpClient``) floors.
+    """
+    ids, docs, metas = raw_records(sid, at, turns)
+    add = {"ids": ids, "documents": docs, "metadatas": metas, "embeddings": vectors.docs(docs)}
+    query = {
+        "query_embeddings": [vectors.query(question)],
+        "n_results": K,
+        "where": {"sid": sid},
+        "include": ["documents"],
+    }
+    return add, query
+
+
 class Floor:
     """Raw chromadb: the exchange's records added with their embeddings, a filtered kNN."""
 
@@ -1041,20 +1059,10 @@ def _conc_loop_sync(
             rng = random.Random(s)
 
             def step(n: int) -> None:
-                turns = talk.turns(n, 2)
-                ids, docs, metas = raw_records(f"c{s}", n, turns)
-                coll.add(
-                    ids=ids,
-                    documents=docs,
-                    metadatas=metas,
-                    embeddings=vectors.docs(docs),
-                )
-                coll.query(
-                    query_embeddings=[vectors.query(talk.question(rng, n))],
-                    n_results=K,
-                    where={"sid": f"c{s}"},
-                    include=["documents"],
-                )
+                question = talk.question(rng, n)
+                add, query = raw_exchange(f"c{s}", n, talk.turns(n, 2), question, vectors)
+                coll.add(**add)
+                coll.query(**query)
 
             return step
 
@@ -1138,17 +1146,10 @@ async def _conc_async(
             rng = random.Random(s)
 
             async def step(n: int) -> None:
-                turns = talk.turns(n, 2)
-                ids, docs, metas = raw_records(f"c{s}", n, turns)
-                await coll.add(
-                    ids=ids, documents=docs, metadatas=metas, embeddings=vectors.docs(docs)
-                )
-                await coll.query(
-                    query_embeddings=[vectors.query(talk.question(rng, n))],
-                    n_results=K,
-                    where={"sid": f"c{s}"},
-                    include=["documents"],
-                )
+                question = talk.question(rng, n)
+                add, query = raw_exchange(f"c{s}", n, talk.turns(n, 2), question, vectors)
+                await coll.add(**add)
+                await coll.query(**query)
 
             return step
 
