@@ -14,6 +14,11 @@ everywhere:
 * ``summary_role`` accepts the role aliases of :data:`~.turn.ROLE_ALIASES` too
   (LangChain's ``"human"``, ``"ai"``...).
 
+Which options there are, their types, defaults and docs, and which go to the budget
+(:class:`~.config.MemoryConfig`) or to the engine, is the table :data:`~.options.OPTIONS`;
+:class:`MemoryOptions` and :class:`MemoryKwargs` are its typed declarations (the tests
+check they equal it).
+
 Example:
     >>> from langchain_recursive_memory.core import MemoryStore
     >>> from langchain_recursive_memory.core.builder import MemoryOptions, build_memory
@@ -26,7 +31,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +40,7 @@ from typing_extensions import TypedDict
 from .config import DEFAULT_MAX_TOKENS, MemoryConfig, recall_share, summary_cap
 from .errors import ConfigurationError
 from .models import TextModel
+from .options import BUDGET, ENGINE, OPTIONS, PYTHON
 from .recursive.memory import HybridMemory, RecursiveMemory
 from .runtime.retry import RetryPolicy
 from .storage import DEFAULT_NAMESPACE, MemoryStore
@@ -73,7 +79,11 @@ def open_store(
 
 
 class MemoryKwargs(TypedDict, total=False):
-    """The keyword arguments of :class:`MemoryOptions`, as the adapters accept them."""
+    """The keyword arguments of :class:`MemoryOptions`, as the adapters accept them.
+
+    The typed declaration of :data:`~.options.OPTIONS` (its ``python`` surface) that
+    ``Unpack`` needs; each option's doc is the table's.
+    """
 
     max_tokens: int
     max_summary_tokens: int | None
@@ -94,9 +104,14 @@ class MemoryKwargs(TypedDict, total=False):
 
 @dataclass(frozen=True)
 class MemoryOptions:
-    """What an adapter's user chooses (see the adapters' docs for each one).
+    """What an adapter's user chooses: the options of :data:`~.options.OPTIONS`.
 
-    ``config`` overrides the budget fields when given.
+    The fields are the table's (names, types and defaults, checked by the tests); each
+    one's doc is the table's. ``config`` overrides the budget fields when given.
+
+    Example:
+        >>> MemoryOptions.from_kwargs({"keep_messages": 4}).keep_messages
+        4
     """
 
     max_tokens: int = DEFAULT_MAX_TOKENS
@@ -120,14 +135,10 @@ class MemoryOptions:
         """The options of an adapter's keyword arguments.
 
         Raises:
-            ConfigurationError: For an argument that is not an option (named).
+            ConfigurationError: For an argument that is not an option of the table (named,
+                with the table's options).
         """
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(kwargs) - known)
-        if unknown:
-            raise ConfigurationError.for_value(
-                unknown[0], kwargs[unknown[0]], f"is not an option; the options are {sorted(known)}"
-            )
+        OPTIONS.check_known(kwargs, PYTHON)
         return cls(**kwargs)
 
     @property
@@ -139,17 +150,18 @@ class MemoryOptions:
         """The validated :class:`~.config.MemoryConfig` of these options."""
         if self.config is not None:
             return self.config
+        budget = {o.name: getattr(self, o.name) for o in OPTIONS.layer(BUDGET)}
         role = self.summary_role
-        return MemoryConfig(
-            max_tokens=self.max_tokens,
+        budget.update(  # the rules of the options whose default is a rule
             max_summary_tokens=summary_cap(self.max_tokens, self.max_summary_tokens),
-            max_messages=self.max_messages,
-            keep_tokens=self.keep_tokens,
-            keep_messages=self.keep_messages,
             summary_role=ROLE_ALIASES.get(role, role) if isinstance(role, str) else role,
             recall_tokens=recall_share(self.max_tokens, self.recall_tokens, hybrid=self.hybrid),
-            reserve_tokens=self.reserve_tokens,
         )
+        return MemoryConfig(**budget)
+
+    def engine_options(self) -> dict[str, Any]:
+        """The engine's keyword arguments among these options (the table's engine layer)."""
+        return {o.name: getattr(self, o.name) for o in OPTIONS.layer(ENGINE)}
 
 
 def build_memory(
@@ -179,12 +191,7 @@ def build_memory(
         store=store,
         namespace=namespace,
         config=config,
-        tokenizer_model=options.tokenizer_model,
-        retry=options.retry,
-        embedder=options.embedder,
-        extract_facts=options.extract_facts,
-        background_folds=options.background_folds,
         on_usage=on_usage,
         user_id=user_id,
-        recall_scope=options.recall_scope,
+        **options.engine_options(),
     )

@@ -10,9 +10,10 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 
 from .errors import ConfigurationError, InvalidInputError
+from .options import DEFAULT_MAX_TOKENS, MIN_SUMMARY_TOKENS, OPTIONS, SUMMARY_ROLES, check_int
 from .tokenizer import REPLY_PRIMING_TOKENS, TOKENS_PER_MESSAGE
 from .validation import KnownFields, check_text
 
@@ -29,8 +30,6 @@ __all__ = [
     "summary_cap",
 ]
 
-DEFAULT_MAX_TOKENS = 2000
-"""The default budget of a context (every memory and adapter)."""
 DEFAULT_SUMMARY_TOKENS = 300
 """The default cap of the summary (a quarter of a smaller budget: :func:`summary_cap`)."""
 AUTO_SUMMARY_TOKENS = 0
@@ -39,23 +38,10 @@ RECALL_SHARE = 4
 """A hybrid memory reserves ``max_tokens // RECALL_SHARE`` for recall by default."""
 MIN_WINDOW_TOKENS = 16
 """Fewest tokens a configuration must leave for the window of messages."""
-MIN_SUMMARY_TOKENS = 16
-"""Smallest summary cap (and longest-message cap of a prompt): a sentence or two."""
 MIN_FOLD_CHUNK_TOKENS = 64
 """Smallest summarizer call of a fold."""
 MIN_RECALL_ITEM_TOKENS = 8
 """Shortest cut of a recalled item."""
-
-
-def check_int(name: str, value: object, minimum: int = 1) -> int:
-    """``value`` if it is an int (not a bool) of at least ``minimum``: the rule of every budget.
-
-    Raises:
-        ConfigurationError: Naming the bad value.
-    """
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ConfigurationError.for_value(name, value, f"must be an integer >= {minimum}")
-    return value
 
 
 def summary_cap(max_tokens: int, max_summary_tokens: int | None) -> int:
@@ -120,7 +106,6 @@ def recall_share(max_tokens: int, recall_tokens: int | None, *, hybrid: bool) ->
     return max_tokens // RECALL_SHARE if hybrid else 0
 
 
-SUMMARY_ROLES = ("user", "assistant", "system")
 # A summary message also carries its role (at most 2 tokens in both encodings), the prefix
 # and a newline; a text never has more tokens than UTF-8 bytes, which bounds the prefix.
 _ROLE_TOKENS = 2
@@ -180,20 +165,19 @@ class MemoryConfig(KnownFields):
     )
 
     def __post_init__(self) -> None:
-        positive = check_int
-        positive("max_tokens", self.max_tokens)
+        option = partial(OPTIONS.check, resolved=True)  # the option table's checks
+        option("max_tokens", self.max_tokens)
         cap = summary_cap(self.max_tokens, self.max_summary_tokens)
         object.__setattr__(self, "max_summary_tokens", cap)
-        positive("max_summary_tokens", self.max_summary_tokens, MIN_SUMMARY_TOKENS)
-        positive("fold_chunk_tokens", self.fold_chunk_tokens, MIN_FOLD_CHUNK_TOKENS)
-        positive("max_prompt_message_tokens", self.max_prompt_message_tokens, MIN_SUMMARY_TOKENS)
-        positive("recall_tokens", self.recall_tokens, 0)
-        positive("reserve_tokens", self.reserve_tokens, 0)
-        positive("recall_item_tokens", self.recall_item_tokens, MIN_RECALL_ITEM_TOKENS)
-        if self.max_messages is not None:
-            positive("max_messages", self.max_messages, 2)
+        option("max_summary_tokens", self.max_summary_tokens)
+        check_int("fold_chunk_tokens", self.fold_chunk_tokens, MIN_FOLD_CHUNK_TOKENS)
+        check_int("max_prompt_message_tokens", self.max_prompt_message_tokens, MIN_SUMMARY_TOKENS)
+        option("recall_tokens", self.recall_tokens)
+        option("reserve_tokens", self.reserve_tokens)
+        check_int("recall_item_tokens", self.recall_item_tokens, MIN_RECALL_ITEM_TOKENS)
+        OPTIONS.check("max_messages", self.max_messages)
         if self.keep_messages is not None:
-            positive("keep_messages", self.keep_messages, 0)
+            option("keep_messages", self.keep_messages)
             if self.max_messages is not None and self.keep_messages >= self.max_messages:
                 raise ConfigurationError.for_value(
                     "keep_messages",
@@ -205,10 +189,7 @@ class MemoryConfig(KnownFields):
                 check_text(name, getattr(self, name))
             except InvalidInputError as exc:
                 raise ConfigurationError(str(exc)) from exc
-        if self.summary_role not in SUMMARY_ROLES:
-            raise ConfigurationError.for_value(
-                "summary_role", self.summary_role, f"must be one of {SUMMARY_ROLES}"
-            )
+        option("summary_role", self.summary_role)
         minimum_window = MIN_WINDOW_TOKENS
         if self.window_budget < minimum_window:
             raise ConfigurationError.for_value(
@@ -220,7 +201,7 @@ class MemoryConfig(KnownFields):
                 f"the summary cap or the recall share so at least {minimum_window} remain",
             )
         if self.keep_tokens is not None:
-            positive("keep_tokens", self.keep_tokens, 0)
+            option("keep_tokens", self.keep_tokens)
             if self.keep_tokens > self.window_budget:
                 raise ConfigurationError.for_value(
                     "keep_tokens",

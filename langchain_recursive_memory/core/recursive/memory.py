@@ -54,6 +54,7 @@ from ..engine import Engine, resolve_config
 from ..errors import ConfigurationError
 from ..facts import Fact
 from ..models import TextModel
+from ..options import OPTIONS
 from ..retrieval.hits import RecallHit
 from ..runtime.background import BackgroundFolds
 from ..runtime.effects import Steps, store_call
@@ -68,7 +69,7 @@ from .context import Context, ContextBuilder
 from .derived import DerivedWriter
 from .folder import Folder, FoldResult
 from .rebuild import Rebuilder
-from .recall import KINDS, SCOPES, Recaller, check_kinds, check_scope
+from .recall import KINDS, Recaller, check_kinds, check_scope
 from .summarize import FACT_MODES, FactSettings, Summarizer
 
 __all__ = ["CONTEXT_RECALL_K", "HybridMemory", "RecursiveMemory"]
@@ -495,8 +496,7 @@ def _check_settings(
         raise ConfigurationError.for_value("fact_mode", fact_mode, f"must be in {FACT_MODES}")
     if fact_attempts < 1:
         raise ConfigurationError.for_value("fact_attempts", fact_attempts, "must be >= 1")
-    if recall_scope not in SCOPES:
-        raise ConfigurationError.for_value("recall_scope", recall_scope, f"must be in {SCOPES}")
+    OPTIONS.check("recall_scope", recall_scope)
 
 
 def _is_prefix(stored: Sequence[Turn], turns: Sequence[Turn]) -> bool:
