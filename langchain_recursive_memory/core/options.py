@@ -17,15 +17,17 @@ a whole ``MemoryConfig`` instead of the budget options). It is offered on some *
 is ``max_tokens``) and :data:`CLI`.
 
 Example:
+    >>> from langchain_recursive_memory.core import ConfigurationError
     >>> from langchain_recursive_memory.core.options import LLAMAINDEX, OPTIONS
     >>> OPTIONS["keep_messages"].default, OPTIONS["keep_messages"].layer
     (None, 'budget')
     >>> OPTIONS.to_core({"token_limit": 800}, LLAMAINDEX)
     {'max_tokens': 800}
-    >>> OPTIONS.check("max_messages", 1)
-    Traceback (most recent call last):
-    ...
-    langchain_recursive_memory.core.errors.ConfigurationError: max_messages=1: must be an integer >= 2
+    >>> try:
+    ...     OPTIONS.check("max_messages", 1)
+    ... except ConfigurationError as exc:
+    ...     print(exc)
+    max_messages=1: must be an integer >= 2
 """
 
 from __future__ import annotations
