@@ -41,6 +41,7 @@ from typing_extensions import TypedDict, Unpack
 
 from langchain_recursive_memory.core.builder import MemoryOptions, build_memory, open_store
 from langchain_recursive_memory.core.errors import ConfigurationError, InvalidInputError
+from langchain_recursive_memory.core.options import BUDGET, LLAMAINDEX, OPTIONS, Option
 from langchain_recursive_memory.core.recursive import Context, RecursiveMemory
 from langchain_recursive_memory.core.recursive.facade import SummaryFacade
 from langchain_recursive_memory.core.runtime.retry import RetryPolicy
@@ -67,7 +68,12 @@ DEFAULT_SESSION = "chat_history"
 
 
 class MemorySettings(TypedDict, total=False):
-    """The budget settings :meth:`RecursiveSummaryMemory.from_defaults` accepts (the fields)."""
+    """The budget settings :meth:`RecursiveSummaryMemory.from_defaults` accepts (the fields).
+
+    The typed declaration of the table's options offered on the ``llamaindex`` surface
+    (:data:`~langchain_recursive_memory.core.options.OPTIONS`), under their LlamaIndex
+    names (``token_limit`` is ``max_tokens``); the tests check it equals the table.
+    """
 
     token_limit: int
     max_summary_tokens: int | None
@@ -82,15 +88,19 @@ class MemorySettings(TypedDict, total=False):
     recall_scope: str
 
 
-_BUDGET = {"token_limit": "max_tokens", "summary_role": "summary_role"}
-
-
 def _options(settings: Mapping[str, Any], **more: Any) -> MemoryOptions:
     """Memory options from the settings (LlamaIndex names) and the non-field options."""
-    values = {_BUDGET.get(k, k): v for k, v in settings.items()}
+    values = OPTIONS.to_core(settings, LLAMAINDEX)
     if "summary_role" in values:
         values["summary_role"] = _role_name(values["summary_role"])
     return MemoryOptions(**values, **more)
+
+
+def _setting(name: str, **overrides: Any) -> Any:
+    """The pydantic field of setting ``name``: the option table's default and doc."""
+    option = OPTIONS.on(LLAMAINDEX)[name]
+    description = OPTIONS.doc_for(option.name, LLAMAINDEX)
+    return Field(**{"default": option.default, **overrides}, description=description, frozen=True)
 
 
 class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
@@ -124,69 +134,17 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         description="Isolates apps or tenants sharing a store.",
         frozen=True,
     )
-    token_limit: int = Field(
-        default=2000,
-        description=(
-            "Budget of everything get() returns (summary + recalled memories + recent "
-            "messages), in tokens; the core's max_tokens."
-        ),
-        frozen=True,
-    )
-    max_summary_tokens: int | None = Field(
-        default=None,
-        description="Enforced cap of the summary text, in tokens (None: 300, or a quarter "
-        "of a token_limit under 1,200).",
-        frozen=True,
-    )
-    max_messages: int | None = Field(
-        default=None,
-        description="Also fold when more messages than this are unfolded (None: off).",
-        frozen=True,
-    )
-    keep_tokens: int | None = Field(
-        default=None,
-        description="Tokens of recent messages kept verbatim after a fold "
-        "(None: half the window budget).",
-        frozen=True,
-    )
-    keep_messages: int | None = Field(
-        default=None,
-        description="Messages kept verbatim after a fold (None: half of max_messages).",
-        frozen=True,
-    )
-    summary_role: MessageRole = Field(
-        default=MessageRole.USER,
-        description="Role of the summary message: user (default), assistant or system.",
-        frozen=True,
-    )
-    recall_scope: str = Field(
-        default="session",
-        description="Where recall takes archived messages from: 'session' or 'user' "
-        "(every session of user_id).",
-        frozen=True,
-    )
-    tokenizer_model: str = Field(
-        default="gpt-4o",
-        description="The chat model's name; picks the tiktoken encoding that counts tokens.",
-        frozen=True,
-    )
-    extract_facts: bool = Field(
-        default=False,
-        description="Extract atomic facts at each fold (needs an llm).",
-        frozen=True,
-    )
-    recall_tokens: int = Field(
-        default=0,
-        description="Tokens of token_limit reserved for memories recalled for "
-        "get(input=...) (0: no recall).",
-        frozen=True,
-    )
-    reserve_tokens: int = Field(
-        default=0,
-        description="Tokens of token_limit left free for what the application sends "
-        "beside the history and the memory cannot see (tool schemas...).",
-        frozen=True,
-    )
+    token_limit: int = _setting("token_limit")
+    max_summary_tokens: int | None = _setting("max_summary_tokens")
+    max_messages: int | None = _setting("max_messages")
+    keep_tokens: int | None = _setting("keep_tokens")
+    keep_messages: int | None = _setting("keep_messages")
+    summary_role: MessageRole = _setting("summary_role", default=MessageRole.USER)
+    recall_scope: str = _setting("recall_scope")
+    tokenizer_model: str = _setting("tokenizer_model")
+    extract_facts: bool = _setting("extract_facts")
+    recall_tokens: int = _setting("recall_tokens", default=0)  # resolved: never None
+    reserve_tokens: int = _setting("reserve_tokens")
     recall_k: int = Field(
         default=12,
         ge=1,
@@ -227,7 +185,7 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
 
     def _build(self) -> RecursiveMemory:
         """Build the engine from the fields (extractive summarizer, store at ``path``)."""
-        settings = {name: getattr(self, name) for name in MemorySettings.__annotations__}
+        settings = {name: getattr(self, name) for name in OPTIONS.on(LLAMAINDEX)}
         options = _options(settings)
         return build_memory(
             self.session_id,
@@ -322,7 +280,7 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
             InvalidInputError: For an invalid session id or namespace.
             StoreError: When the Chroma store cannot be opened.
         """
-        unknown = set(settings) - set(MemorySettings.__annotations__)
+        unknown = set(settings) - set(OPTIONS.on(LLAMAINDEX))
         if unknown:
             raise _unexpected({k: settings[k] for k in unknown})  # type: ignore[literal-required]
         buffer_limit = None
@@ -533,7 +491,8 @@ def _unexpected(kwargs: dict[str, Any]) -> ConfigurationError:
         "kwargs",
         sorted(kwargs),
         "unexpected arguments (the store is given by path, client or store, the "
-        "conversation by session_id, the tokenizer by tokenizer_model)",
+        "conversation by session_id, the tokenizer by tokenizer_model; the settings are "
+        f"{sorted(OPTIONS.on(LLAMAINDEX))})",
     )
 
 
@@ -584,20 +543,18 @@ def _fields_of(memory: RecursiveMemory) -> dict[str, Any]:
         raise ConfigurationError.for_value(
             "memory", memory, "must be a core RecursiveMemory or HybridMemory"
         )
-    cfg = memory.config
+    settings = {name: _value_of(memory, o) for name, o in OPTIONS.on(LLAMAINDEX).items()}
+    settings["summary_role"] = MessageRole(memory.config.summary_role)
     return {
         "session_id": memory.session_id,
         "user_id": memory.user_id,
         "namespace": memory.namespace,
-        "token_limit": cfg.max_tokens,
-        "max_summary_tokens": cfg.max_summary_tokens,
-        "max_messages": cfg.max_messages,
-        "keep_tokens": cfg.keep_tokens,
-        "keep_messages": cfg.keep_messages,
-        "summary_role": MessageRole(cfg.summary_role),
-        "tokenizer_model": memory.counter.model,
-        "extract_facts": memory.extract_facts,
-        "recall_tokens": cfg.recall_tokens,
-        "reserve_tokens": cfg.reserve_tokens,
-        "recall_scope": memory.recall_scope,
+        **settings,
     }
+
+
+def _value_of(memory: RecursiveMemory, option: Option) -> Any:
+    """The value of ``option`` in a ready engine (a budget field, or the engine's own)."""
+    if option.name == "tokenizer_model":
+        return memory.counter.model
+    return getattr(memory.config if option.layer == BUDGET else memory, option.name)

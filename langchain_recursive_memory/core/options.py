@@ -146,9 +146,7 @@ class Option:
         if self.minimum is not None:
             check_int(self.name, value, self.minimum)
         if self.choices and value not in self.choices:
-            raise ConfigurationError.for_value(
-                self.name, value, f"must be one of {self.choices}"
-            )
+            raise ConfigurationError.for_value(self.name, value, f"must be one of {self.choices}")
         return value
 
     def name_on(self, surface: str) -> str:
@@ -276,29 +274,29 @@ OPTIONS = OptionTable(
             "max_tokens", "int", DEFAULT_MAX_TOKENS,
             "Budget of the whole context the memory returns (summary, recalled memories, "
             "recent messages), in tokens.",
-            BUDGET, 1, (), {LLAMAINDEX: "token_limit"}, _NOT_CLI,
+            BUDGET, minimum=1, aliases={LLAMAINDEX: "token_limit"}, surfaces=_NOT_CLI,
         ),
         Option(
             "max_summary_tokens", "int | None", None,
             "Enforced cap of the summary text, in tokens (None: 300, or a quarter of a "
             "{max_tokens} under 1,200).",
-            BUDGET, MIN_SUMMARY_TOKENS, surfaces=_NOT_CLI,
+            BUDGET, minimum=MIN_SUMMARY_TOKENS, surfaces=_NOT_CLI,
         ),
         Option(
             "max_messages", "int | None", None,
             "Also fold when more messages than this are unfolded (None: off).",
-            BUDGET, MIN_MAX_MESSAGES,
+            BUDGET, minimum=MIN_MAX_MESSAGES,
         ),
         Option(
             "keep_tokens", "int | None", None,
             "Tokens of recent messages kept verbatim after a fold (None: half the window "
             "budget).",
-            BUDGET, 0,
+            BUDGET, minimum=0,
         ),
         Option(
             "keep_messages", "int | None", None,
             "Messages kept verbatim after a fold (None: half of max_messages when set).",
-            BUDGET, 0,
+            BUDGET, minimum=0,
         ),
         Option(
             "summary_role", "str", "user",
@@ -309,13 +307,13 @@ OPTIONS = OptionTable(
             "recall_tokens", "int | None", None,
             "Tokens of {max_tokens} reserved for the facts and turns recalled for the "
             "current question (None: a quarter with extract_facts or an embedder, else 0).",
-            BUDGET, 0,
+            BUDGET, minimum=0,
         ),
         Option(
             "reserve_tokens", "int", 0,
             "Tokens of {max_tokens} left free for what the application sends beside the "
             "memory's messages and the memory cannot see (a system prompt, tool schemas).",
-            BUDGET, 0,
+            BUDGET, minimum=0,
         ),
         Option(
             "extract_facts", "bool", False,
