@@ -38,6 +38,7 @@ from typing_extensions import Unpack
 from .core.builder import MemoryKwargs, MemoryOptions, build_memory, open_store
 from .core.errors import InvalidInputError
 from .core.models import TextModel
+from .core.options import OPTIONS, PYTHON
 from .core.recursive import Context, RecursiveMemory
 from .core.recursive.facade import SummaryFacade
 from .core.storage import DEFAULT_NAMESPACE, MemoryStore
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 __all__ = ["RecursiveSummaryChatMessageHistory"]
 
 
+@OPTIONS.document(PYTHON)
 class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
     """Chat message history with a running summary, persisted in Chroma.
 
@@ -72,27 +74,6 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
             ``path``.
         store: A ready :class:`~.core.MemoryStore` instead of ``path`` or ``client``.
         namespace: Isolates apps or tenants sharing a store (default ``"default"``).
-        max_tokens: Budget of everything ``messages`` returns (default 2000).
-        max_summary_tokens: Enforced cap of the summary (default 300, or a quarter of a
-            ``max_tokens`` under 1,200).
-        max_messages: Also fold when more messages than this are unfolded (default: off).
-        keep_tokens: Tokens of recent messages kept verbatim after a fold (default: half
-            the window budget).
-        keep_messages: Messages kept verbatim after a fold (default: half of
-            ``max_messages`` when set).
-        summary_role: ``"human"``/``"user"`` (default), ``"ai"``/``"assistant"`` or
-            ``"system"`` (only if nothing comes before the history in your prompt).
-        tokenizer_model: The chat model's name; picks the tiktoken encoding (default
-            ``"gpt-4o"``).
-        retry: Retries, timeouts and cool-down of summarizer calls.
-        embedder: For dense recall of facts and archived turns: a LangChain
-            ``Embeddings`` (or LlamaIndex ``BaseEmbedding``, Chroma ``EmbeddingFunction``).
-            None (default): recall is lexical (BM25) only.
-        extract_facts: Extract atomic facts at each fold, in the summary call (needs
-            ``llm``; default False).
-        recall_tokens: Tokens of ``max_tokens`` reserved for recalled memories. Default:
-            a quarter of ``max_tokens`` when ``extract_facts`` or ``embedder`` is set, else
-            0 (the one rule of every adapter, :func:`~.core.config.recall_share`).
         recall_in_messages: ``messages`` has no question of its own: it fills the recall
             share with the facts and archived turns recalled for the newest user message
             of the history (default True, as the agent middleware recalls for the
@@ -101,19 +82,15 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
             question. False leaves the share free for a retriever on the current question
             (``as_retriever()``, ``RecursiveMemoryRetriever(sessions=...)``: the LCEL
             pattern), so the two together stay within ``max_tokens``.
-        background_folds: Fold on a background thread/task so ``add_messages`` returns as
-            soon as the messages are stored (default False).
-        recall_scope: Where recall takes archived turns from: ``"session"`` (default) or
-            ``"user"`` (every session of ``user_id``).
         callbacks: LangChain callback handlers: they see the summarizer's calls (tagged
             ``langchain-recursive-memory``) and, after each fold, a custom event
             ``langchain_recursive_memory.usage`` with the calls and tokens it spent.
-        config: A full :class:`~.core.MemoryConfig` instead of the budget arguments.
         memory: A ready :class:`~.core.RecursiveMemory` (overrides everything else).
         messages: Messages to add at once (as ``InMemoryChatMessageHistory(messages=...)``).
-        reserve_tokens: Tokens of ``max_tokens`` left free for what your prompt sends
-            beside the history (a system prompt, tool schemas): the history gets the rest
-            (default 0).
+        **options: The memory options (:class:`~.core.builder.MemoryKwargs`), each
+            documented once in :data:`~.core.options.OPTIONS`, as follows
+            (``summary_role="system"`` only if nothing comes before the history).
+        {OPTIONS}
     """
 
     def __init__(

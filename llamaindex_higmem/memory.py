@@ -218,6 +218,7 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         return cls.from_dict(json.loads(data_str), **kwargs)
 
     @classmethod
+    @OPTIONS.document(LLAMAINDEX)
     def from_defaults(  # type: ignore[override]  # typed settings, not BaseMemory's **Any
         cls,
         *,
@@ -262,17 +263,12 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
             retry: Retries, timeouts and cool-down of summarizer and embedder calls.
             memory: A ready core ``RecursiveMemory`` (overrides everything above but
                 ``chat_history`` and ``recall_k``).
-            **settings: The budget fields of the same names (see their descriptions):
-                ``token_limit`` (default 2000; too small for a summary: :attr:`buffered`),
-                ``max_summary_tokens`` (300, or a quarter of a smaller ``token_limit``),
-                ``max_messages``, ``keep_tokens``, ``keep_messages``, ``summary_role``
-                (``"user"``), ``recall_tokens`` (default: a quarter of ``token_limit``
-                with ``embedder`` or ``extract_facts``, the hybrid memory; else 0),
-                ``reserve_tokens`` (0: what the application sends beside the history),
-                ``extract_facts`` (False), ``tokenizer_model`` (``"gpt-4o"``),
-                ``recall_scope`` (``"session"``, or ``"user"``). Nothing
-                else is accepted (``chat_store``, ``tokenizer_fn``... of
-                ``ChatMemoryBuffer`` have no meaning here).
+            **settings: The memory options offered here, under their LlamaIndex names
+                (each documented once in the option table, ``core.options.OPTIONS``): a
+                ``token_limit`` too small for a summary makes the memory a buffer
+                (:attr:`buffered`). Nothing else is accepted (``chat_store``,
+                ``tokenizer_fn``... of ``ChatMemoryBuffer`` have no meaning here).
+            {OPTIONS}
 
         Raises:
             ConfigurationError: For unknown or conflicting arguments and impossible

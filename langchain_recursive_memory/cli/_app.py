@@ -7,12 +7,12 @@ The commands live in their own modules (:mod:`.ingest`, :mod:`.show`, :mod:`.ses
 import datetime as dt
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -36,6 +36,7 @@ from ..core.models import (
     DEFAULT_TEMPERATURE,
     ModelSettings,
 )
+from ..core.options import CLI, OPTIONS
 from ._group import LrmGroup
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "InputFormat",
     "MaxTokensOption",
     "MemoryKind",
+    "MemoryOption",
     "ModelMaxTokensOption",
     "ModelRetriesOption",
     "ModelTemperatureOption",
@@ -54,6 +56,7 @@ __all__ = [
     "app",
     "main",
     "parse_duration",
+    "parse_options",
 ]
 
 
@@ -114,6 +117,14 @@ _USER_HELP = (
     "every session of the user."
 )
 UserOption = Annotated[str | None, typer.Option("--user", "-u", help=_USER_HELP)]
+_OPTION_HELP = (
+    "A memory option NAME=VALUE of the recursive or hybrid memory (repeatable): "
+    f"{', '.join(OPTIONS.on(CLI))}; 'none' for the default rule."
+)
+MemoryOption = Annotated[
+    list[str] | None,
+    typer.Option("--option", "-o", metavar="NAME=VALUE", help=_OPTION_HELP),
+]
 ProgressOption = Annotated[
     bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")
 ]
@@ -245,6 +256,22 @@ def parse_duration(text: str) -> float:
     return seconds
 
 
+def parse_options(texts: Sequence[str] | None) -> dict[str, Any]:
+    """The memory options of ``--option NAME=VALUE`` flags, by their core names.
+
+    The names, types and checks are the option table's (its ``cli`` surface).
+
+    Raises:
+        ConfigurationError: For an unknown option (named, with the options) or a value of
+            the wrong type.
+
+    Example:
+        >>> parse_options(["keep_messages=4", "recall-scope=user"])
+        {'keep_messages': 4, 'recall_scope': 'user'}
+    """
+    return dict(OPTIONS.parse(text, CLI) for text in texts or ())
+
+
 def _settings(ctx: typer.Context) -> Settings:
     """The global options, parsed by the app's callback."""
     obj = ctx.find_root().obj
@@ -323,17 +350,22 @@ def _make_memory(
     summary_tokens: int | None = None,
     model: TextModel | None = None,
     user_id: str | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> RecursiveMemory | HiGMem:
-    """Build the memory of ``kind`` for a session (the CLI's budget defaults)."""
+    """Build the memory of ``kind`` for a session (the CLI's budget defaults).
+
+    ``options`` are more memory options (:func:`parse_options`), by their core names.
+    """
     if kind is MemoryKind.higmem:
         return HiGMem(session_id, model=model, store=store, namespace=namespace, user_id=user_id)
-    options = MemoryOptions(
+    memory_options = MemoryOptions(
         max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
         max_summary_tokens=summary_tokens,  # None: the one rule (core.config.summary_cap)
         extract_facts=kind is MemoryKind.hybrid,  # the hybrid memory: facts and recall
+        **(options or {}),
     )
     return build_memory(
-        session_id, options, model=model, store=store, namespace=namespace, user_id=user_id
+        session_id, memory_options, model=model, store=store, namespace=namespace, user_id=user_id
     )
 
 

@@ -20,6 +20,7 @@ from ._app import (
     InputFormat,
     MaxTokensOption,
     MemoryKind,
+    MemoryOption,
     ModelMaxTokensOption,
     ModelRetriesOption,
     ModelTemperatureOption,
@@ -33,6 +34,7 @@ from ._app import (
     _resolve_model,
     _settings,
     app,
+    parse_options,
 )
 from .loaders import ingest as ingest_turns
 from .transcripts import load_transcript
@@ -87,6 +89,7 @@ def ingest(
     memory_kind: _MemoryOption = MemoryKind.hybrid,
     max_tokens: MaxTokensOption = None,
     summary_tokens: SummaryTokensOption = None,
+    option: MemoryOption = None,
     model: _ModelOption = None,
     model_temperature: ModelTemperatureOption = DEFAULT_TEMPERATURE,
     model_max_tokens: ModelMaxTokensOption = DEFAULT_MAX_OUTPUT_TOKENS,
@@ -96,13 +99,14 @@ def ingest(
 ) -> None:
     """Ingest a transcript; resumable (turns already stored are skipped)."""
     settings = _settings(ctx)
-    if memory_kind is MemoryKind.higmem and (max_tokens or summary_tokens):
+    if memory_kind is MemoryKind.higmem and (max_tokens or summary_tokens or option):
         raise typer.BadParameter(
-            "--max-tokens and --summary-tokens apply to --memory recursive or hybrid",
+            "--max-tokens, --summary-tokens and --option apply to --memory recursive or hybrid",
             param_hint="--memory",
         )
     console = _console()
     with _reported_errors():
+        options = parse_options(option)
         transcripts = load_transcript(file, fmt, session)
         text_model = _resolve_model(
             model,
@@ -127,6 +131,7 @@ def ingest(
                 summary_tokens=summary_tokens,
                 model=text_model,
                 user_id=user,
+                options=options,
             )
             summary.add_row(*_ingest_session(memory, session_id, turns, progress=progress))
         console.print(summary)

@@ -9,6 +9,7 @@ from ..core import HiGMem, MemoryStore, RecursiveMemory
 from ._app import (
     MaxTokensOption,
     MemoryKind,
+    MemoryOption,
     Settings,
     SummaryTokensOption,
     UserOption,
@@ -20,6 +21,7 @@ from ._app import (
     _resolve_model,
     _settings,
     app,
+    parse_options,
 )
 from .render import higmem_table, recall_table, render_show, render_user
 
@@ -56,11 +58,12 @@ def _session_memory(
     max_tokens: int | None,
     summary_tokens: int | None,
     user: str | None = None,
+    option: list[str] | None = None,
 ) -> RecursiveMemory:
     """The recursive or hybrid memory that reads a stored session, with its budget.
 
     The session's recorded kind and budget are the defaults. HiGMem never folds: its log
-    is read as a recursive memory (no recall share).
+    is read as a recursive memory (no recall share). ``option``: ``--option`` flags.
     """
     kind, made = _session_kind(store, settings, session, kind)
     kind = MemoryKind.recursive if kind is MemoryKind.higmem else kind
@@ -72,6 +75,7 @@ def _session_memory(
         max_tokens=max_tokens or _int(made.get("max_tokens")),
         summary_tokens=summary_tokens or _int(made.get("max_summary_tokens")),
         user_id=user,
+        options=parse_options(option),
     )
     assert isinstance(memory, RecursiveMemory)
     return memory
@@ -101,6 +105,7 @@ def show(
     ] = None,
     max_tokens: MaxTokensOption = None,
     summary_tokens: SummaryTokensOption = None,
+    option: MemoryOption = None,
     window_rows: Annotated[
         int, typer.Option("--rows", min=0, help="Most window messages to list (newest).")
     ] = 30,
@@ -122,7 +127,7 @@ def show(
             return
         store = _open_session(settings, session)
         memory = _session_memory(
-            settings, store, session, memory_kind, max_tokens, summary_tokens, user
+            settings, store, session, memory_kind, max_tokens, summary_tokens, user, option
         )
         owner_id = memory.user_id or store.recorded_user(settings.ns, session)
         owner = f" · user {owner_id!r}" if owner_id else ""

@@ -33,10 +33,11 @@ Example:
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Iterator, Mapping
+import textwrap
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import ConfigurationError
 
@@ -48,6 +49,7 @@ __all__ = [
     "LLAMAINDEX",
     "MIN_SUMMARY_TOKENS",
     "OPTIONS",
+    "OPTION_DOCS",
     "PYTHON",
     "SUMMARY_ROLES",
     "SURFACES",
@@ -98,6 +100,11 @@ def check_int(name: str, value: object, minimum: int = 1) -> int:
     return value
 
 
+OPTION_DOCS = "{OPTIONS}"
+"""The line of a docstring that :meth:`OptionTable.document` replaces by the options' docs."""
+_DOC_WIDTH = 92
+T = TypeVar("T")
+
 _TEXT_TYPES: dict[str, type] = {"int": int, "str": str, "bool": bool}
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
@@ -108,7 +115,7 @@ class Option:
 
     Attributes:
         name: Its name in the core (``MemoryOptions``' field, the engine's keyword).
-        type: Its annotation, as written in the typed declarations (``"int | None"``).
+        annotation: Its type, as written in the typed declarations (``"int | None"``).
         default: Its default (None often means "the rule": see the doc).
         doc: One line; ``{max_tokens}`` and other option names in braces are written in
             each surface's own spelling (:meth:`doc_for`).
@@ -121,7 +128,7 @@ class Option:
     """
 
     name: str
-    type: str
+    annotation: str
     default: Any
     doc: str
     layer: str
@@ -133,7 +140,7 @@ class Option:
     @property
     def nullable(self) -> bool:
         """Whether None is a value of the option (it then means the default rule)."""
-        return "None" in (p.strip() for p in self.type.split("|"))
+        return "None" in (p.strip() for p in self.annotation.split("|"))
 
     def check(self, value: Any, *, resolved: bool = False) -> Any:
         """``value`` if the option accepts it; ``resolved``: None is not (a rule applied).
@@ -156,7 +163,7 @@ class Option:
     @property
     def text_type(self) -> type | None:
         """The type a text value is parsed into (``int`` for ``"int | None"``), or None."""
-        parts = [p.strip() for p in self.type.split("|")]
+        parts = [p.strip() for p in self.annotation.split("|")]
         return _TEXT_TYPES.get(parts[0]) if set(parts[1:]) <= {"None"} else None
 
     def parse(self, text: str) -> Any:
@@ -179,7 +186,7 @@ class Option:
                 pass
         if kind is str:
             return text
-        raise ConfigurationError.for_value(self.name, text, f"is not a {self.type}")
+        raise ConfigurationError.for_value(self.name, text, f"is not a {self.annotation}")
 
 
 class OptionTable(Mapping[str, Option]):
@@ -251,6 +258,37 @@ class OptionTable(Mapping[str, Option]):
         option = self.on(surface)[name]
         return option.name, option.parse(value.strip())
 
+    def docs(self, surface: str, indent: int = 8) -> str:
+        """Google-style ``Args`` entries of the options of ``surface``, in its names.
+
+        Example:
+            >>> print(OPTIONS.docs(LLAMAINDEX, indent=0).splitlines()[0])
+            token_limit: Budget of the whole context the memory returns (summary, recalled
+        """
+        lines: list[str] = []
+        for name, option in self.on(surface).items():
+            text = f"{name}: {self.doc_for(option.name, surface)} Default: {option.default!r}."
+            lines += textwrap.wrap(
+                text, _DOC_WIDTH, initial_indent=" " * indent, subsequent_indent=" " * (indent + 4)
+            )
+        return "\n".join(lines)
+
+    def document(self, surface: str) -> Callable[[T], T]:
+        """A decorator: the ``{OPTIONS}`` line of a docstring becomes :meth:`docs`.
+
+        The adapters document their options so, each option once, in the table's words.
+        """
+
+        def decorate(obj: T) -> T:
+            doc = obj.__doc__ or ""
+            for line in doc.splitlines():
+                if line.strip() == OPTION_DOCS:
+                    indent = len(line) - len(line.lstrip())
+                    obj.__doc__ = doc.replace(line, self.docs(surface, indent))
+            return obj
+
+        return decorate
+
     @contextmanager
     def registered(self, *options: Option) -> Iterator[OptionTable]:
         """Add ``options`` for the duration of the block (tests and experiments).
@@ -300,7 +338,8 @@ OPTIONS = OptionTable(
         ),
         Option(
             "summary_role", "str", "user",
-            "Role of the summary message: user (default), assistant or system.",
+            "Role of the summary message: user, assistant or system (or an alias: LangChain's "
+            "human and ai).",
             BUDGET, choices=SUMMARY_ROLES,
         ),
         Option(

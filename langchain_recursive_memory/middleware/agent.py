@@ -33,6 +33,7 @@ from typing_extensions import Unpack
 from ..core.builder import MemoryKwargs, MemoryOptions, open_store
 from ..core.config import MIN_WINDOW_TOKENS
 from ..core.errors import ConfigurationError, StoreError
+from ..core.options import OPTIONS, PYTHON
 from ..core.recursive import Context, RecursiveMemory
 from ..core.storage import DEFAULT_NAMESPACE, MemoryStore, StoredTurn, validate_scope
 from ..core.turn import Turn
@@ -82,6 +83,7 @@ class _Session:
     warned: bool = False
 
 
+@OPTIONS.document(PYTHON)
 class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     """Keeps an agent's model calls within a token budget with a recursive summary.
 
@@ -163,30 +165,6 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         store: A ready :class:`~.core.MemoryStore` (only one of ``path``, ``client``,
             ``store``).
         namespace: Isolates apps or tenants sharing a store (default ``"default"``).
-        max_tokens: Budget of the summary, recalled memories and messages sent on each
-            model call (default 2000), counted with ``tokenizer_model``'s encoding.
-        max_summary_tokens: Enforced cap of the summary (default 300, or a quarter of a
-            ``max_tokens`` under 1,200).
-        max_messages: Also fold when more messages than this are unfolded (default: off).
-        keep_tokens: Tokens of recent messages kept verbatim after a fold (default: half
-            the window budget).
-        keep_messages: Messages kept verbatim after a fold (default: half of
-            ``max_messages`` when set).
-        summary_role: ``"human"``/``"user"`` (default) or ``"ai"``/``"assistant"``.
-            ``"system"`` is refused: the agent's system prompt comes first.
-        tokenizer_model: The agent model's name; picks the tiktoken encoding (default
-            ``"gpt-4o"``).
-        retry: Retries, timeouts and cool-down of summarizer calls.
-        embedder: For dense recall: a LangChain ``Embeddings`` (or LlamaIndex
-            ``BaseEmbedding``, Chroma ``EmbeddingFunction``). None: BM25 recall only.
-        extract_facts: Extract atomic facts at each fold, in the summary call (needs
-            ``llm``; default False).
-        recall_tokens: Share of ``max_tokens`` for the facts and archived turns recalled
-            for the latest human message. None (default): a quarter of ``max_tokens``
-            when ``extract_facts`` or ``embedder`` is set, else 0 (no recall).
-        background_folds: Fold on a background thread/task, so a model call never waits
-            for the summarizer (default False).
-        config: A full :class:`~.core.MemoryConfig` instead of the budget arguments.
         memory: A ready :class:`~.core.RecursiveMemory` (its session is the fixed
             session), or a function ``session_id -> RecursiveMemory``. Overrides the
             store, model and budget arguments.
@@ -194,6 +172,12 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             recently used dropped; they are cheap to rebuild). Default 256.
         count_system_and_tools: Count the request's system prompt and tool schemas inside
             ``max_tokens`` (default True).
+        **options: The memory options (:class:`~.core.builder.MemoryKwargs`), each
+            documented once in :data:`~.core.options.OPTIONS`, as follows; ``max_tokens``
+            bounds what each model call is sent (counted with ``tokenizer_model``'s
+            encoding), the recall share is filled for the latest human message, and
+            ``summary_role="system"`` is refused (the agent's system prompt comes first).
+        {OPTIONS}
 
     Raises:
         ConfigurationError: For invalid or conflicting arguments.
