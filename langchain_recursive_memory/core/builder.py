@@ -107,7 +107,9 @@ class MemoryOptions:
     """What an adapter's user chooses: the options of :data:`~.options.OPTIONS`.
 
     The fields are the table's (names, types and defaults, checked by the tests); each
-    one's doc is the table's. ``config`` overrides the budget fields when given.
+    one's doc is the table's. ``config`` overrides the budget fields when given. A name
+    that is not an option of the table is a ``ConfigurationError`` (named, with the
+    table's options).
 
     Example:
         >>> MemoryOptions.from_kwargs({"keep_messages": 4}).keep_messages
@@ -130,6 +132,11 @@ class MemoryOptions:
     recall_scope: str = "session"
     config: MemoryConfig | None = None
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> MemoryOptions:
+        """Check the keyword arguments' names against the table, then create the object."""
+        OPTIONS.check_known(kwargs, PYTHON)
+        return super().__new__(cls)
+
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any]) -> MemoryOptions:
         """The options of an adapter's keyword arguments.
@@ -138,7 +145,6 @@ class MemoryOptions:
             ConfigurationError: For an argument that is not an option of the table (named,
                 with the table's options).
         """
-        OPTIONS.check_known(kwargs, PYTHON)
         return cls(**kwargs)
 
     @property

@@ -103,6 +103,7 @@ def check_int(name: str, value: object, minimum: int = 1) -> int:
 OPTION_DOCS = "{OPTIONS}"
 """The line of a docstring that :meth:`OptionTable.document` replaces by the options' docs."""
 _DOC_WIDTH = 92
+_DOC_HANG = 4  # the indent of an entry's further lines
 T = TypeVar("T")
 
 _TEXT_TYPES: dict[str, type] = {"int": int, "str": str, "bool": bool}
@@ -248,7 +249,8 @@ class OptionTable(Mapping[str, Option]):
         """The core name and value of a ``NAME=VALUE`` text (the command line's form).
 
         Raises:
-            ConfigurationError: For an unknown name or a value that does not parse.
+            ConfigurationError: For an unknown name, or a value that does not parse or
+                that the option's check refuses.
         """
         name, sep, value = text.partition("=")
         name = name.strip().replace("-", "_")
@@ -256,20 +258,23 @@ class OptionTable(Mapping[str, Option]):
             raise ConfigurationError.for_value("option", text, "must be NAME=VALUE")
         self.check_known({name: value}, surface)
         option = self.on(surface)[name]
-        return option.name, option.parse(value.strip())
+        return option.name, option.check(option.parse(value.strip()))
 
     def docs(self, surface: str, indent: int = 8) -> str:
         """Google-style ``Args`` entries of the options of ``surface``, in its names.
 
         Example:
-            >>> print(OPTIONS.docs(LLAMAINDEX, indent=0).splitlines()[0])
-            token_limit: Budget of the whole context the memory returns (summary, recalled
+            >>> OPTIONS.docs(LLAMAINDEX, indent=0).splitlines()[0][:48]
+            'token_limit: Budget of the whole context the mem'
         """
         lines: list[str] = []
         for name, option in self.on(surface).items():
             text = f"{name}: {self.doc_for(option.name, surface)} Default: {option.default!r}."
             lines += textwrap.wrap(
-                text, _DOC_WIDTH, initial_indent=" " * indent, subsequent_indent=" " * (indent + 4)
+                text,
+                _DOC_WIDTH,
+                initial_indent=" " * indent,
+                subsequent_indent=" " * (indent + _DOC_HANG),
             )
         return "\n".join(lines)
 
