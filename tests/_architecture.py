@@ -183,19 +183,22 @@ def _is_type_checking(test: ast.expr) -> bool:
     return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
 
 
-def _import_nodes(nodes: Iterable[ast.AST]) -> Iterator[ast.Import | ast.ImportFrom]:
+def _import_nodes(
+    nodes: Iterable[ast.AST], type_checking: bool = False
+) -> Iterator[ast.Import | ast.ImportFrom]:
     """Yield every import statement in or below ``nodes``, but under ``if TYPE_CHECKING:``.
 
     Function-level imports are yielded too; ``importlib.import_module`` calls (the lazy
-    ``__getattr__`` of a package) are not import statements and so are not.
+    ``__getattr__`` of a package) are not import statements and so are not. With
+    ``type_checking``, the imports under ``if TYPE_CHECKING:`` are yielded too.
     """
     for node in nodes:
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node
-        elif isinstance(node, ast.If) and _is_type_checking(node.test):
+        elif isinstance(node, ast.If) and _is_type_checking(node.test) and not type_checking:
             yield from _import_nodes(node.orelse)
         else:
-            yield from _import_nodes(ast.iter_child_nodes(node))
+            yield from _import_nodes(ast.iter_child_nodes(node), type_checking)
 
 
 def _from_base(source: Source, node: ast.ImportFrom) -> str:
@@ -226,12 +229,17 @@ def _targets(source: Source, node: ast.Import | ast.ImportFrom, modules: set[str
     return {f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names}
 
 
-def import_graph(sources: Sequence[Source]) -> dict[str, dict[str, str]]:
-    """Return ``module -> {imported module: "path:line" of the first such import}``."""
+def import_graph(
+    sources: Sequence[Source], *, type_checking: bool = False
+) -> dict[str, dict[str, str]]:
+    """Return ``module -> {imported module: "path:line" of the first such import}``.
+
+    ``type_checking``: count the imports under ``if TYPE_CHECKING:`` too.
+    """
     modules = {s.module for s in sources}
     graph: dict[str, dict[str, str]] = {s.module: {} for s in sources}
     for source in sources:
-        for node in _import_nodes(source.tree.body):
+        for node in _import_nodes(source.tree.body, type_checking):
             for target in sorted(_targets(source, node, modules)):
                 graph[source.module].setdefault(target, f"{source.rel}:{node.lineno}")
     return graph

@@ -14,7 +14,6 @@ Example:
 
 from .cache import CacheLimits
 from .config import MemoryConfig
-from .engine import RebuildProgress, RebuildResult
 from .errors import (
     ConfigurationError,
     EmbeddingError,
@@ -32,6 +31,7 @@ from .events import Event, EventFact, TurnNote
 from .facts import Fact
 from .higmem import HiGMem, HiGMemConfig, RetrievedTurn
 from .models import Embedder, FunctionTextModel, JsonTextModel, ModelSettings, TextModel
+from .rebuild import RebuildProgress, RebuildResult
 from .recursive import Context, ExtractiveSummarizer, FoldResult, HybridMemory, RecursiveMemory
 from .retrieval.hits import RecallHit
 from .runtime.retry import RetryPolicy

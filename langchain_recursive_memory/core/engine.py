@@ -6,6 +6,12 @@ An engine serves one session (``namespace`` + ``session_id``) of a
 records what its upkeep spends in the store and tells its ``usage_listeners``, and names
 the vector collection of its embedder.
 
+Its parts (the folder, recall, the HiGMem indexer...) never hold the engine: they get what
+they use (:mod:`.session`): the session's :class:`~.session.SessionScope`, the engine's
+:class:`~.session.Models` (its model, embedder and vector space as they are now: setting
+``memory.model`` or ``memory.embedder`` reaches every part) and its
+:class:`~.session.UserBinding`.
+
 Example:
     >>> from langchain_recursive_memory.core import MemoryStore, RecursiveMemory
     >>> memory = RecursiveMemory("s1", store=MemoryStore.in_memory())
@@ -18,19 +24,20 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from os import PathLike
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from .cache import session_cache_key
-from .embeddings import embedder_name, resolve_embedder
+from .embeddings import resolve_embedder
 from .errors import ConfigurationError, StoreError
 from .models import Embedder, TextModel
+from .rebuild import OnProgress, RebuildProgress, RebuildResult, RebuildRun, Rebuilds
 from .retrieval.pool import SESSION, check_scope
 from .runtime.effects import Steps, store_call
 from .runtime.retry import RetryPolicy
 from .runtime.runner import Runner
-from .storage import MemoryStore, StoredTurn, session_key, validate_scope
+from .session import Models, SessionScope, UserBinding
+from .storage import MemoryStore, StoredTurn, validate_scope
 from .storage.keys import validate_name
 from .tokenizer import TokenCounter
 from .turn import Turn
@@ -50,100 +57,6 @@ __all__ = [
 logger = logging.getLogger("langchain_recursive_memory")
 
 C = TypeVar("C")
-
-
-@dataclass(frozen=True, slots=True)
-class SessionScope:
-    """One session of one store: what every read and write of an engine is scoped to."""
-
-    store: MemoryStore
-    namespace: str
-    session_id: str
-
-    @property
-    def key(self) -> str:
-        """The session's record-id prefix (see :func:`~.storage.session_key`)."""
-        return session_key(self.namespace, self.session_id)
-
-
-@dataclass(frozen=True, slots=True)
-class RebuildProgress:
-    """How far a rebuild is (given to its ``on_progress``).
-
-    Attributes:
-        done: Steps done (a summary version's facts, a session's vectors, a batch of
-            HiGMem turns...).
-        total: Steps in all (as planned when it started or resumed).
-        session_id: The session the last step was of.
-        step: What it did (``"facts"``, ``"vectors"``, ``"nodes"``).
-    """
-
-    done: int
-    total: int
-    session_id: str
-    step: str
-
-
-@dataclass(frozen=True, slots=True)
-class RebuildResult:
-    """What a rebuild re-derived from the turn log.
-
-    Attributes:
-        sessions: The sessions rebuilt.
-        versions: Summary versions whose facts were extracted again.
-        facts: Facts written.
-        vectors: Vectors written.
-        nodes: HiGMem turns indexed again.
-        resumed: Whether it continued a rebuild that had stopped (its progress markers).
-    """
-
-    sessions: tuple[str, ...] = ()
-    versions: int = 0
-    facts: int = 0
-    vectors: int = 0
-    nodes: int = 0
-    resumed: bool = False
-
-
-OnProgress = Callable[[RebuildProgress], None] | None
-"""A rebuild's progress callback (or None)."""
-
-
-class Rebuilds(Protocol):
-    """What rebuilds an engine's derived state (each engine has one)."""
-
-    def steps(
-        self, sessions: Sequence[str], whole_user: bool, on_progress: OnProgress
-    ) -> Steps[RebuildResult]:
-        """Rebuild ``sessions`` (``whole_user``: they are every session of the user)."""
-        ...
-
-
-@dataclass
-class RebuildRun:
-    """A rebuild in progress (both engines'): its plan, what it did, whom to tell."""
-
-    total: int
-    on_progress: OnProgress
-    done: int = 0
-    versions: int = 0
-    facts: int = 0
-    vectors: int = 0
-    nodes: int = 0
-    resumed: bool = False
-
-    def step(self, session_id: str, what: str) -> None:
-        """Count one step done and tell ``on_progress``."""
-        self.done += 1
-        if self.on_progress is not None:
-            total = max(self.total, self.done)
-            self.on_progress(RebuildProgress(self.done, total, session_id, what))
-
-    def result(self, sessions: Sequence[str]) -> RebuildResult:
-        """What the rebuild did, over ``sessions``."""
-        return RebuildResult(
-            tuple(sessions), self.versions, self.facts, self.vectors, self.nodes, self.resumed
-        )
 
 
 def resolve_config(cls: Callable[..., C], config: C | None, fields: Mapping[str, Any]) -> C:
@@ -208,44 +121,26 @@ class Engine:
         self.scope = SessionScope(self.store, namespace, session_id)
         self.usage_listeners: list[Callable[[UsageRecord], None]] = [on_usage] if on_usage else []
         self.runner = Runner(model=model, retry=retry, counter=counter, on_usage=self._record_usage)
+        # What the collaborators read of the models (kept current by the setters below).
+        self.models = Models(self.runner, counter)
         self.embedder = resolve_embedder(embedder)
+        self.user = UserBinding(self.scope, user_id)
         self._rebuilder: Rebuilds
-        self._given_user = user_id
-        self._user: str | None = user_id
-        self._user_resolved = False
 
     # -- the user ---------------------------------------------------------------------------
 
     @property
     def user_id(self) -> str | None:
         """The session's user: the one given, or (once read) the one recorded; or None."""
-        return self._user
+        return self.user.user_id
 
     def user_steps(self) -> Steps[str | None]:
-        """The session's user, checked against the one recorded (read once per process).
+        """The session's user, checked against the one recorded (see :class:`UserBinding`).
 
         Raises:
             ConfigurationError: When the session belongs to another user (both named).
         """
-        if self._user_resolved:
-            return self._user
-        recorded = yield from store_call(self.store.recorded_user, self.namespace, self.session_id)
-        given = self._given_user
-        if given is not None and recorded is not None and recorded != given:
-            raise ConfigurationError.for_value(
-                "user_id",
-                given,
-                f"session {self.session_id!r} belongs to user {recorded!r}; a session's "
-                "user is fixed once recorded",
-            )
-        if given is not None and recorded is None:  # recorded at the first write
-            yield from store_call(self.store.bind_user, self.namespace, self.session_id, given)
-        self._user = given if given is not None else recorded
-        self._user_resolved = True
-        return self._user
-
-    def _reset_user(self) -> None:
-        self._user, self._user_resolved = self._given_user, False
+        return (yield from self.user.steps())
 
     def forget_user(self) -> list[str]:
         """Delete everything of this session's user: every session of it, its facts, all.
@@ -272,7 +167,7 @@ class Engine:
             )
         deleted = yield from store_call(self.store.forget_user, self.namespace, user)
         self._forget()
-        self._reset_user()
+        self.user.reset()
         return deleted
 
     def _sessions_steps(self, scope: str) -> Steps[list[str]]:
@@ -336,24 +231,26 @@ class Engine:
 
     @property
     def model(self) -> TextModel | None:
-        """The model (None: the engine's no-LLM methods)."""
-        return self.runner.model
+        """The model (None: the engine's no-LLM methods); set, it reaches every part."""
+        return self.models.model
 
     @model.setter
     def model(self, model: TextModel | None) -> None:
-        self.runner.model = model
+        self.models.model = model
 
     @property
     def embedder(self) -> Embedder | None:
-        """The embedder (None: lexical recall only)."""
-        return self.runner.embedder
+        """The embedder (None: lexical recall only); set, it reaches every part."""
+        return self.models.embedder
 
     @embedder.setter
     def embedder(self, embedder: Embedder | None) -> None:
-        self.runner.embedder = embedder
-        # The embedder's vector collection, named from the embedder alone, so that a new
-        # object (a restart) finds the vectors already stored and embeds nothing twice.
-        self.space: str | None = embedder_name(embedder) if embedder is not None else None
+        self.models.embedder = embedder
+
+    @property
+    def space(self) -> str | None:
+        """The embedder's vector collection, named from the embedder (None without one)."""
+        return self.models.space
 
     @property
     def embed_batch_size(self) -> int:
@@ -467,7 +364,7 @@ class Engine:
     def _clear_steps(self) -> Steps[None]:
         yield from store_call(self.store.clear, self.namespace, self.session_id)
         self._forget()
-        self._reset_user()
+        self.user.reset()
 
     def _forget(self) -> None:
         """Drop what this process cached about the session (after :meth:`clear`)."""

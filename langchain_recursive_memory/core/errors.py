@@ -30,10 +30,7 @@ Messages name the bad value, for example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .turn import Turn
+from typing import Any
 
 __all__ = [
     "ConfigurationError",
@@ -113,7 +110,8 @@ class WriteOutcomeUnknownError(StoreError):
     adding ``error.turns`` again, once the store answers, stores each at most once.
 
     Attributes:
-        turns: The turns of the write, with their ids and creation times.
+        turns: The :class:`~.turn.Turn` objects of the write, with their ids and creation
+            times.
 
     Example:
         >>> from langchain_recursive_memory.core import Turn
@@ -122,9 +120,10 @@ class WriteOutcomeUnknownError(StoreError):
         ['t1']
     """
 
-    def __init__(self, message: str, turns: Sequence[Turn] = ()) -> None:
+    def __init__(self, message: str, turns: Sequence[Any] = ()) -> None:
         super().__init__(message)
-        self.turns: tuple[Turn, ...] = tuple(turns)
+        # Turns (typed Any: this module imports nothing of the package, not even Turn).
+        self.turns: tuple[Any, ...] = tuple(turns)
 
 
 class ModelError(RecursiveMemoryError, RuntimeError):

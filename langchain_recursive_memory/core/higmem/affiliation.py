@@ -35,12 +35,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine import SessionScope
 from ..events import Event
 from ..prompts import Analysis, EventRef, event_ref, event_refs
 from ..retrieval.dense import Candidate, nearest_steps
 from ..retrieval.lexical import LexicalIndex, tokenize
 from ..runtime.effects import Steps, embed_query
+from ..session import SessionScope
 from ..storage import text_hash
 from ..storage.keys import EVENT_KIND, event_vector_id
 from .config import EVENT_REFS

@@ -24,9 +24,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from ..engine import SessionScope
 from ..errors import EmbeddingError, ModelError
 from ..events import Event, TurnNote
 from ..models import offers_json
@@ -38,15 +36,14 @@ from ..prompts import (
     turn_line,
 )
 from ..runtime.effects import Steps, complete, embed_documents, store_call
+from ..session import Models, SessionScope
 from ..storage import VectorRecord, text_hash
 from ..storage.keys import EVENT_KIND, event_vector_id
 from .affiliation import Aliases, candidate_events_steps
+from .config import HiGMemConfig
 from .merge import Batch, batch_notes, merge_events
 from .notes import index_heuristically
 from .state import SessionIndex, account, close_steps, new_head, session_index, sync_steps
-
-if TYPE_CHECKING:
-    from .memory import HiGMem
 
 __all__ = ["Indexer"]
 
@@ -57,14 +54,15 @@ class Indexer:
     """Indexes one session's new turns (see the module doc).
 
     Args:
-        engine: The HiGMem engine (store, model, embedder, config).
-        scope: The session (default: the engine's; another session of its user).
+        scope: The session (the memory's, or another session of its user).
+        models: The model (None: no-LLM nodes), embedder and token counter, as they are now.
+        config: The memory's settings.
     """
 
-    def __init__(self, engine: HiGMem, scope: SessionScope | None = None) -> None:
-        self.engine = engine
-        self.scope = scope or engine.scope
-        self.config = engine.config
+    def __init__(self, scope: SessionScope, models: Models, config: HiGMemConfig) -> None:
+        self.scope = scope
+        self.models = models
+        self.config = config
 
     def state(self) -> SessionIndex:
         """The session's shared state (in the store's caches)."""
@@ -90,7 +88,7 @@ class Indexer:
             pending = state.pending_positions(limit)
             if not pending:
                 return 0
-            if self.engine.model is None:
+            if self.models.model is None:
                 yield from self._heuristic_steps(state, pending)
                 done = len(pending)
             else:
@@ -125,13 +123,13 @@ class Indexer:
         return done
 
     def _heuristic_steps(self, state: SessionIndex, positions: Sequence[int]) -> Steps[None]:
-        notes, events = index_heuristically(state, positions, self.engine.counter)
+        notes, events = index_heuristically(state, positions, self.models.counter)
         yield from self._write_steps(state, notes, events)
 
     def _prompt(
         self, state: SessionIndex, positions: Sequence[int], aliases: Aliases, last: Event | None
     ) -> str:
-        cfg, counter = self.config, self.engine.counter
+        cfg, counter = self.config, self.models.counter
         batch = [state.turns[i] for i in positions]
         first = positions[0]
         context = state.turns[max(0, first - cfg.context_turns) : first]
@@ -148,7 +146,7 @@ class Indexer:
                 turn_line(n, t, counter, cfg.max_line_tokens) for n, t in enumerate(batch, start=1)
             ),
             rewrite_limit=cfg.rewrite_limit,
-            answer_format=ANSWER_AS_OBJECT if offers_json(self.engine.model) else ANSWER_AS_LINES,
+            answer_format=ANSWER_AS_OBJECT if offers_json(self.models.model) else ANSWER_AS_LINES,
         )
 
     def _llm_batch_steps(self, state: SessionIndex, positions: Sequence[int]) -> Steps[None]:
@@ -161,7 +159,7 @@ class Indexer:
             list(known.values()),
             " ".join(t.turn.text for t in turns),
             self.config.candidate_events,
-            self.engine.space,
+            self.models.space,
         )
         last = max(known.values(), key=lambda e: e.updated_at, default=None)
         if last is not None and last not in candidates:
@@ -177,7 +175,7 @@ class Indexer:
                 self.scope.session_id,
                 affiliation.unanalysed,
             )
-        batch = Batch(turns, segs, analysis, affiliation, self.engine.counter)
+        batch = Batch(turns, segs, analysis, affiliation, self.models.counter)
         notes, members = batch_notes(batch)
         updates = merge_events(
             batch,
@@ -206,7 +204,7 @@ class Indexer:
         yield from self._embed_events_steps(events)
 
     def _embed_events_steps(self, events: Sequence[Event]) -> Steps[None]:
-        space = self.engine.space
+        space = self.models.space
         if space is None or not events:
             return
         scope = self.scope

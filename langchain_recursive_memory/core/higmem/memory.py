@@ -90,9 +90,10 @@ class HiGMem(Engine):
             session_id, model, store, path, namespace, retry, counter, embedder, on_usage, user_id
         )
         self.config = resolve_config(HiGMemConfig, config, config_fields)
-        self._indexer = Indexer(self)
-        self._retriever = Retriever(self, self._indexer)
-        self._rebuilder = NodeRebuilder(self)
+        scope, models, cfg = self.scope, self.models, self.config
+        self._indexer = Indexer(scope, models, cfg)
+        self._retriever = Retriever(scope, models, self.user, cfg, self._indexer)
+        self._rebuilder = NodeRebuilder(scope, models, cfg)
 
     def __repr__(self) -> str:
         return (

@@ -12,15 +12,13 @@ current text are not embedded again.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from ..engine import OnProgress, RebuildResult, RebuildRun, SessionScope
+from ..rebuild import OnProgress, RebuildResult, RebuildRun
 from ..runtime.effects import Steps, store_call
+from ..session import Models, SessionScope
+from .config import HiGMemConfig
 from .indexer import Indexer
 from .state import sync_steps
-
-if TYPE_CHECKING:
-    from .memory import HiGMem
 
 __all__ = ["NODES_TASK", "REBUILD_BATCHES", "NodeRebuilder"]
 
@@ -34,11 +32,15 @@ class NodeRebuilder:
     """Rebuilds a HiGMem memory's nodes (see the module doc).
 
     Args:
-        engine: The memory (its model indexes, its embedder embeds).
+        scope: The memory's session (its store and namespace hold the sessions rebuilt).
+        models: The model (indexes) and embedder (embeds), as they are now.
+        config: The memory's settings.
     """
 
-    def __init__(self, engine: HiGMem) -> None:
-        self.engine = engine
+    def __init__(self, scope: SessionScope, models: Models, config: HiGMemConfig) -> None:
+        self.scope = scope
+        self.models = models
+        self.config = config
 
     def steps(
         self, sessions: Sequence[str], whole_user: bool, on_progress: OnProgress
@@ -48,9 +50,8 @@ class NodeRebuilder:
         Raises:
             StoreError: When Chroma failed (call again: it resumes).
         """
-        engine = self.engine
-        store, ns = engine.store, engine.namespace
-        batch = engine.config.batch_size * REBUILD_BATCHES
+        store, ns = self.scope.store, self.scope.namespace
+        batch = self.config.batch_size * REBUILD_BATCHES
         total = 0
         for session_id in sessions:
             turns = yield from store_call(store.count_turns, ns, session_id)
@@ -67,9 +68,9 @@ class NodeRebuilder:
             run.resumed = True
         else:
             yield from store_call(store.drop_nodes, ns, sid)
-            Indexer(self.engine, scope).state().forget()
+            Indexer(scope, self.models, self.config).state().forget()
             yield from store_call(store.set_rebuild_marker, ns, sid, NODES_TASK, 0)
-        indexer = Indexer(self.engine, scope)
+        indexer = Indexer(scope, self.models, self.config)
         while True:
             indexed = yield from indexer.steps(flush=True, limit=batch)
             if not indexed:
@@ -82,7 +83,7 @@ class NodeRebuilder:
 
     def _windows_steps(self, scope: SessionScope, indexer: Indexer) -> Steps[int]:
         """Embed the session's turn windows that lack a current vector."""
-        space = self.engine.space
+        space = self.models.space
         if space is None:
             return 0
         state = indexer.state()

@@ -29,11 +29,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..engine import SessionScope
 from ..errors import ConfigurationError, EmbeddingError, ModelError, StoreError
 from ..events import Event
 from ..prompts import (
@@ -56,15 +54,13 @@ from ..runtime.effects import (
     embed_query,
     gather,
 )
+from ..session import Models, SessionScope, UserBinding
 from ..storage import StoredTurn
 from ..validation import check_count, check_text, check_when
 from .affiliation import nearest_events_steps
-from .config import RetrievedTurn
+from .config import HiGMemConfig, RetrievedTurn
 from .indexer import Indexer
 from .state import SessionIndex, sync_many_steps
-
-if TYPE_CHECKING:
-    from .memory import HiGMem
 
 __all__ = ["Retriever"]
 
@@ -78,15 +74,26 @@ class Retriever:
     """Retrieves a session's turns for a question (see the module doc).
 
     Args:
-        engine: The HiGMem engine.
+        scope: The session.
+        models: The model (guided retrieval), embedder and token counter, as they are now.
+        user: The session's user (``scope="user"`` ranks its sessions).
+        config: The memory's settings.
         indexer: Indexes pending turns first (retrieval sees every turn).
     """
 
-    def __init__(self, engine: HiGMem, indexer: Indexer, scope: SessionScope | None = None) -> None:
-        self.engine = engine
+    def __init__(
+        self,
+        scope: SessionScope,
+        models: Models,
+        user: UserBinding,
+        config: HiGMemConfig,
+        indexer: Indexer,
+    ) -> None:
+        self.scope = scope
+        self.models = models
+        self.user = user
+        self.config = config
         self.indexer = indexer
-        self.scope = scope or engine.scope
-        self.config = engine.config
 
     def _guided(self, use_llm: bool | None, scope: str) -> bool:
         """Whether to retrieve guided by the LLM (refusing what cannot be)."""
@@ -98,8 +105,8 @@ class Retriever:
                     "guided retrieval stays within a session; scope='user' ranks without the LLM",
                 )
             return False
-        guided = self.engine.model is not None if use_llm is None else use_llm
-        if guided and self.engine.model is None:
+        guided = self.models.model is not None if use_llm is None else use_llm
+        if guided and self.models.model is None:
             raise ConfigurationError.for_value("use_llm", use_llm, "needs a model")
         return guided
 
@@ -117,7 +124,7 @@ class Retriever:
         if k is not None:
             check_count("k", k)
         guided = self._guided(use_llm, check_scope(scope))
-        user = yield from self.engine.user_steps()
+        user = yield from self.user.steps()
         if scope == "user" and user is None:
             raise ConfigurationError.for_value(
                 "scope", scope, f"session {self.scope.session_id!r} belongs to no user_id"
@@ -131,7 +138,7 @@ class Retriever:
         if not query.strip():
             return []
         query_vector = None
-        if self.engine.embedder is not None:
+        if self.models.embedder is not None:
             query_vector = yield from embed_query(query)
         yield from self._dense_steps(sessions, indexes, query_vector)
         query_unit = unit(query_vector) if query_vector is not None else None
@@ -202,7 +209,8 @@ class Retriever:
 
         def others_steps(ids: list[str]) -> Steps[dict[str, TurnIndex]]:
             states = {
-                sid: Indexer(self.engine, SessionScope(store, ns, sid)).state() for sid in ids
+                sid: Indexer(SessionScope(store, ns, sid), self.models, self.config).state()
+                for sid in ids
             }
             yield from sync_many_steps(self.scope, {self.scope.session_id: own, **states})
             return {sid: state.index for sid, state in states.items()}
@@ -216,8 +224,8 @@ class Retriever:
         Windows of the newest turns can still grow and are embedded when retrieval needs
         them. A failure is logged, never raised: retrieval embeds what is missing.
         """
-        space = self.engine.space
-        if self.engine.embedder is None or space is None:
+        space = self.models.space
+        if self.models.embedder is None or space is None:
             return 0
         index = self.indexer.state().index
         with index.lock:
@@ -240,7 +248,7 @@ class Retriever:
         query_vector: list[float] | None,
     ) -> Steps[None]:
         """Give every window of the pool a vector (embedding those without one)."""
-        space = self.engine.space
+        space = self.models.space
         if query_vector is None or space is None:
             return
         parts = []
@@ -269,7 +277,7 @@ class Retriever:
             return dict.fromkeys(order[: self.config.no_llm_k], ("ranking",))
 
     def _line(self, number: int, turn: StoredTurn) -> str:
-        return turn_line(number, turn, self.engine.counter, self.config.max_line_tokens)
+        return turn_line(number, turn, self.models.counter, self.config.max_line_tokens)
 
     def _guided_steps(
         self,
@@ -367,7 +375,7 @@ class Retriever:
         k = self.config.retrieval_events
         if len(events) <= k:
             return events
-        space = self.engine.space
+        space = self.models.space
         if query_vector is not None and space is not None:
             chosen = yield from nearest_events_steps(self.scope, events, query_vector, k, space)
             if chosen:

@@ -27,11 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..cache import session_cache_key
-from ..engine import SessionScope
 from ..events import Event, TurnNote
 from ..retrieval.index import TurnIndex
 from ..retrieval.ranking import RankerParams
 from ..runtime.effects import Steps, store_call
+from ..session import SessionScope
 from ..storage import StoredTurn
 
 __all__ = [

@@ -30,11 +30,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cache import session_cache_key
-from ..engine import SessionScope
 from ..retrieval.index import TurnIndex
 from ..retrieval.pool import user_pool_steps
 from ..retrieval.ranking import RankerParams
 from ..runtime.effects import Steps, store_call
+from ..session import SessionScope
 from ..storage import MemoryStore, SessionState, StoredTurn, Summary
 
 __all__ = ["ArchiveIndex", "UserArchive"]

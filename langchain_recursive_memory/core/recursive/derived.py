@@ -14,17 +14,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from ..errors import EmbeddingError, StoreError
 from ..facts import Fact
 from ..runtime.effects import Steps, embed_documents, store_call
+from ..session import Models, SessionScope, UserBinding
 from ..storage import SessionState, StoredTurn, VectorRecord, text_hash
 from ..storage.keys import owned_fact_record_id
 from .archive import ArchiveIndex
-
-if TYPE_CHECKING:
-    from ..engine import Engine
 
 __all__ = ["DerivedWriter", "stated"]
 
@@ -57,22 +55,28 @@ class DerivedWriter:
     """Writes a session's facts and vectors (see the module doc).
 
     Args:
-        engine: The engine whose store, embedder and vector space are used.
+        scope: The session.
+        models: Its embedder and vector space (as they are now).
+        user: The session's user (a user's facts are the user's records).
         archive: The session's archive index (it embeds the windows).
     """
 
-    def __init__(self, engine: Engine, archive: ArchiveIndex) -> None:
-        self.engine = engine
+    def __init__(
+        self, scope: SessionScope, models: Models, user: UserBinding, archive: ArchiveIndex
+    ) -> None:
+        self.scope = scope
+        self.models = models
+        self.user = user
         self.archive = archive
 
     def fact_record_id(self, fact: Fact) -> str:
         """The vector record id of a fact (the same as its fact record): the user's, if any.
 
-        The engine's user must be resolved (:meth:`~..engine.Engine.user_steps`).
+        The user must be resolved (:meth:`~..session.UserBinding.steps`).
         """
-        scope = self.engine.scope
+        scope = self.scope
         return owned_fact_record_id(
-            scope.namespace, scope.session_id, self.engine.user_id, fact.key_hash
+            scope.namespace, scope.session_id, self.user.user_id, fact.key_hash
         )
 
     def facts_steps(
@@ -86,7 +90,7 @@ class DerivedWriter:
         with when its newest source turn of ``chunk`` was said (``stated_at``): across a
         user's sessions the newest statement wins, whatever order they fold in.
         """
-        scope = self.engine.scope
+        scope = self.scope
         if not facts:
             return []
         facts = stated(facts, chunk)
@@ -117,8 +121,8 @@ class DerivedWriter:
         Returns:
             How many vectors were written.
         """
-        scope = self.engine.scope
-        if self.engine.embedder is None or not (turns or facts):
+        scope = self.scope
+        if self.models.embedder is None or not (turns or facts):
             return 0
         try:
             return (yield from self.index_steps(turns, facts, state))
@@ -145,8 +149,8 @@ class DerivedWriter:
         (a fold may have just changed their text). ``state``: the session's (needed when
         ``turns`` are given).
         """
-        engine, scope = self.engine, self.engine.scope
-        space = engine.space
+        scope = self.scope
+        space = self.models.space
         if space is None:
             return 0
         ids = [t.id for t in turns if t.turn.text.strip()]

@@ -18,7 +18,7 @@ Example:
 
 from __future__ import annotations
 
-from ..engine import OnProgress, RebuildResult
+from ..rebuild import OnProgress, RebuildResult
 from ..retrieval.pool import SESSION
 from ..storage import Summary
 from ..usage import Usage

@@ -44,6 +44,7 @@ from ..facts import Fact
 from ..runtime.effects import Steps, store_call
 from ..runtime.retry import RetryPolicy, deadline
 from ..runtime.workers import stopping
+from ..session import SessionScope, UserBinding
 from ..storage import SessionState, StoredTurn, Summary
 from ..tokenizer import TokenCounter
 from .archive import ArchiveIndex
@@ -148,6 +149,8 @@ class Folder:
     """Folds one session (see the module doc).
 
     Args:
+        scope: The session.
+        user: The session's user (resolved before a fold: facts are the user's).
         summarizer: Summarizes the chunks (and extracts their facts).
         derived: Writes facts and vectors.
         archive: The session's turn index (told of each version committed).
@@ -158,6 +161,8 @@ class Folder:
 
     def __init__(
         self,
+        scope: SessionScope,
+        user: UserBinding,
         summarizer: Summarizer,
         derived: DerivedWriter,
         archive: ArchiveIndex,
@@ -168,7 +173,8 @@ class Folder:
         self.summarizer = summarizer
         self.derived = derived
         self.archive = archive
-        self.scope = derived.engine.scope
+        self.scope = scope
+        self.user = user
         self.config = config
         self.counter = counter
         self.retry = retry
@@ -222,7 +228,7 @@ class Folder:
             StoreError: When Chroma failed (not from ``add``).
         """
         health = self.health
-        yield from self.derived.engine.user_steps()  # facts are the user's, if it has one
+        yield from self.user.steps()  # facts are the user's, if it has one
         if from_add and time.monotonic() < health.retry_at:
             return FoldResult(skipped="cooldown", error=health.last_error)
         if not health.lock.acquire(blocking=False):

@@ -164,14 +164,15 @@ class RecursiveMemory(Engine):
         self._background = BackgroundFolds()
         self.context_builder = ContextBuilder(self.config, self.counter)
         facts = FactSettings(extract_facts, fact_mode, fact_attempts)
-        summarizer = Summarizer(
-            self.scope, self.config, self.counter, self.runner, facts, shorten_attempts
+        scope, models, user = self.scope, self.models, self.user
+        summarizer = Summarizer(scope, self.config, self.counter, models, facts, shorten_attempts)
+        archive = ArchiveIndex(scope)
+        derived = DerivedWriter(scope, models, user, archive)
+        self._folder = Folder(
+            scope, user, summarizer, derived, archive, self.config, self.counter, self.retry
         )
-        archive = ArchiveIndex(self.scope)
-        derived = DerivedWriter(self, archive)
-        self._folder = Folder(summarizer, derived, archive, self.config, self.counter, self.retry)
-        self._recaller = Recaller(self, self.context_builder, derived, archive)
-        self._rebuilder = Rebuilder(self, summarizer, derived, archive)
+        self._recaller = Recaller(scope, models, user, self.context_builder, derived, archive)
+        self._rebuilder = Rebuilder(scope, models, user, summarizer, derived, archive)
         self._derived = derived
         self._archive = archive
         if model is None:

@@ -25,16 +25,13 @@ write facts as usual; the rebuild extracts their versions too.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from ..engine import OnProgress, RebuildResult, RebuildRun, SessionScope
+from ..rebuild import OnProgress, RebuildResult, RebuildRun
 from ..runtime.effects import Steps, store_call
+from ..session import Models, SessionScope, UserBinding
 from .archive import ArchiveIndex
 from .derived import DerivedWriter, stated
 from .summarize import Summarizer
-
-if TYPE_CHECKING:
-    from .memory import RecursiveMemory
 
 __all__ = ["FACTS_TASK", "Rebuilder"]
 
@@ -46,20 +43,26 @@ class Rebuilder:
     """Rebuilds a recursive memory's facts and vectors (see the module doc).
 
     Args:
-        engine: The memory (its model extracts facts, its embedder embeds).
-        summarizer: Extracts the facts of a folded chunk.
+        scope: The memory's session.
+        models: Its model (extracts facts) and embedder (embeds), as they are now.
+        user: The session's user (resolved before a rebuild starts).
+        summarizer: Extracts the facts of a folded chunk (when its facts are enabled).
         derived: Embeds facts and windows.
         archive: The memory's own archive index.
     """
 
     def __init__(
         self,
-        engine: RecursiveMemory,
+        scope: SessionScope,
+        models: Models,
+        user: UserBinding,
         summarizer: Summarizer,
         derived: DerivedWriter,
         archive: ArchiveIndex,
     ) -> None:
-        self.engine = engine
+        self.scope = scope
+        self.models = models
+        self.user = user
         self.summarizer = summarizer
         self.derived = derived
         self.archive = archive
@@ -67,22 +70,21 @@ class Rebuilder:
     @property
     def facts_on(self) -> bool:
         """Whether facts are extracted again (a model, and ``extract_facts``)."""
-        return self.engine.extract_facts and self.engine.model is not None
+        return self.summarizer.facts.enabled and self.models.model is not None
 
     def steps(
         self, sessions: Sequence[str], whole_user: bool, on_progress: OnProgress
     ) -> Steps[RebuildResult]:
         """Rebuild the facts and vectors of ``sessions``, resuming where a rebuild stopped.
 
-        ``whole_user``: they are every session of the engine's user (its facts are derived
+        ``whole_user``: they are every session of the session's user (its facts are derived
         again from all of them, its earlier session facts included).
 
         Raises:
             ModelError: When a facts call failed (call again: it resumes).
             StoreError: When Chroma failed (call again: it resumes).
         """
-        engine = self.engine
-        store, ns, user = engine.store, engine.namespace, engine.user_id
+        store, ns, user = self.scope.store, self.scope.namespace, self.user.user_id
         done: list[str] = []
         resumed = False
         if whole_user:
@@ -106,7 +108,7 @@ class Rebuilder:
 
     def _plan_steps(self, sessions: Sequence[str], on_progress: OnProgress) -> Steps[RebuildRun]:
         """The steps ahead: each session's versions not done yet, its vectors, the facts'."""
-        store, ns = self.engine.store, self.engine.namespace
+        store, ns = self.scope.store, self.scope.namespace
         total = 1
         for session_id in sessions:
             marker = yield from store_call(store.rebuild_marker, ns, session_id, FACTS_TASK)
@@ -124,7 +126,7 @@ class Rebuilder:
         rebuild of one of its sessions: each session is derived again from its first
         version (a session's marker would skip the versions whose facts were wiped).
         """
-        store, ns = self.engine.store, self.engine.namespace
+        store, ns = self.scope.store, self.scope.namespace
         done = yield from store_call(store.rebuild_marker, ns, user, FACTS_TASK, user=True)
         if done is not None:
             return [str(s) for s in done], True
@@ -137,8 +139,7 @@ class Rebuilder:
 
     def _session_steps(self, session_id: str, run: RebuildRun, *, statements: bool) -> Steps[None]:
         """Rebuild one session's facts and window vectors (resuming from its marker)."""
-        engine = self.engine
-        store, ns, space = engine.store, engine.namespace, engine.space
+        store, ns, space = self.scope.store, self.scope.namespace, self.models.space
         marker = yield from store_call(store.rebuild_marker, ns, session_id, FACTS_TASK)
         if marker is not None:
             run.resumed = True
@@ -170,24 +171,21 @@ class Rebuilder:
 
     def _windows_steps(self, session_id: str) -> Steps[int]:
         """Embed the windows of the session's folded turns that lack a current vector."""
-        engine = self.engine
-        if engine.space is None:
+        store, ns, space = self.scope.store, self.scope.namespace, self.models.space
+        if space is None:
             return 0
-        store, ns = engine.store, engine.namespace
         archive = self.archive
-        if session_id != engine.session_id:
+        if session_id != self.scope.session_id:
             archive = ArchiveIndex(SessionScope(store, ns, session_id), self.archive.params)
         state = yield from store_call(store.load, ns, session_id)
         log = yield from store_call(store.turns, ns, session_id)
         folded = [t.id for t in log if t.folded_in and t.turn.text.strip()]
-        return (yield from archive.embed_steps(state, engine.space, folded))
+        return (yield from archive.embed_steps(state, space, folded))
 
     def _facts_vectors_steps(self, run: RebuildRun) -> Steps[None]:
         """Embed the facts the memory sees (its user's too) again."""
-        engine = self.engine
-        if engine.space is not None:
-            facts = yield from store_call(
-                engine.store.get_facts, engine.namespace, engine.session_id
-            )
+        scope = self.scope
+        if self.models.space is not None:
+            facts = yield from store_call(scope.store.get_facts, scope.namespace, scope.session_id)
             run.vectors += yield from self.derived.index_steps((), facts, None)
-        run.step(engine.session_id, "vectors")
+        run.step(scope.session_id, "vectors")

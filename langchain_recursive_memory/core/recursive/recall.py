@@ -30,7 +30,7 @@ import datetime as dt
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -45,14 +45,12 @@ from ..retrieval.lexical import LexicalIndex
 from ..retrieval.pool import SCOPES, TurnPool, check_scope, embed_missing_steps
 from ..retrieval.ranking import best_first, rank_of
 from ..runtime.effects import Steps, embed_query, store_call
+from ..session import Models, SessionScope, UserBinding
 from ..storage import SessionState, StoredTurn, text_hash
 from ..validation import check_count, check_text
 from .archive import ArchiveIndex, UserArchive
 from .context import ContextBuilder
 from .derived import DerivedWriter
-
-if TYPE_CHECKING:
-    from ..engine import Engine
 
 __all__ = [
     "DENSE_POOL_MIN",
@@ -109,7 +107,9 @@ class Recaller:
     """Recalls a session's facts and archived turns (see the module doc).
 
     Args:
-        engine: The engine (store, embedder, vector space).
+        scope: The session.
+        models: Its embedder and vector space (as they are now).
+        user: The session's user (its facts are recalled; ``scope="user"`` its sessions).
         builder: Tells which turns the window shows (they are not recalled).
         derived: Names the vector records of facts.
         archive: The session's turn log, ranker and window vectors.
@@ -117,13 +117,16 @@ class Recaller:
 
     def __init__(
         self,
-        engine: Engine,
+        scope: SessionScope,
+        models: Models,
+        user: UserBinding,
         builder: ContextBuilder,
         derived: DerivedWriter,
         archive: ArchiveIndex,
     ) -> None:
-        self.engine = engine
-        self.scope = engine.scope
+        self.scope = scope
+        self.models = models
+        self.user = user
         self.builder = builder
         self.derived = derived
         self.archive = archive
@@ -163,7 +166,7 @@ class Recaller:
         check_text("query", query)
         check_count("k", k)
         check_scope(scope)
-        user = yield from self.engine.user_steps()
+        user = yield from self.user.steps()
         if scope == "user" and user is None:
             raise ConfigurationError.for_value(
                 "scope", scope, f"session {self.scope.session_id!r} belongs to no user_id"
@@ -201,7 +204,7 @@ class Recaller:
 
     def _query_vector_steps(self, query: str) -> Steps[list[float] | None]:
         """The query's embedding, or None (no embedder, or it failed: BM25 only)."""
-        if self.engine.embedder is None or self.engine.space is None:
+        if self.models.embedder is None or self.models.space is None:
             return None
         try:
             return (yield from embed_query(query))
@@ -243,7 +246,7 @@ class Recaller:
         self, query_vector: list[float] | None, facts: Sequence[Fact], pool: int
     ) -> Steps[dict[str, float]]:
         """Cosine similarity of the query with the facts (by key)."""
-        space = self.engine.space
+        space = self.models.space
         if query_vector is None or space is None:
             return {}
         cache = self._cache()
@@ -281,7 +284,7 @@ class Recaller:
         """
         sessions, indexes = parts
         own = self.scope.session_id
-        space = self.engine.space
+        space = self.models.space
         query_unit = unit(query_vector) if query_vector is not None else None
         if query_unit is not None and space is not None:
             with TurnPool.locked(indexes):

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from functools import partial
 
 from ..config import MemoryConfig
-from ..engine import SessionScope
 from ..errors import ModelError
 from ..facts import Fact
 from ..prompts import (
@@ -55,7 +54,7 @@ from ..prompts import (
 )
 from ..retrieval.lexical import LexicalIndex
 from ..runtime.effects import Steps, complete, store_call
-from ..runtime.runner import Runner
+from ..session import Models, SessionScope
 from ..storage import StoredTurn, Summary
 from ..tokenizer import TokenCounter
 from ..turn import Turn
@@ -105,7 +104,7 @@ class Summarizer:
         scope: The session (its facts are read to be updated).
         config: The budgets (summary cap, longest message in a prompt).
         counter: Counts tokens.
-        runner: Whose model summarizes (None: the extractive summarizer).
+        models: Whose model summarizes (None: the extractive summarizer).
         facts: How facts are extracted.
         shorten_attempts: Times an over-long summary is sent back to be shortened.
     """
@@ -115,14 +114,14 @@ class Summarizer:
         scope: SessionScope,
         config: MemoryConfig,
         counter: TokenCounter,
-        runner: Runner,
+        models: Models,
         facts: FactSettings,
         shorten_attempts: int,
     ) -> None:
         self.scope = scope
         self.config = config
         self.counter = counter
-        self.runner = runner
+        self.models = models
         self.facts = facts
         self.shorten_attempts = shorten_attempts
         self.extractive = ExtractiveSummarizer(counter)
@@ -132,7 +131,7 @@ class Summarizer:
         cap = self.config.max_summary_tokens
         turns = [s.turn for s in chunk]
         prev_text = previous.text if previous else None
-        if self.runner.model is None:
+        if self.models.model is None:
             return Summarized(self.extractive.summarize(prev_text, turns, cap=cap), "extractive")
         ids = [t.id for t in chunk]
         related: list[Fact] = []

@@ -1,0 +1,141 @@
+"""What an engine shares with its collaborators: the session, its models, its user.
+
+An engine (:class:`~.engine.Engine`) hands its collaborators (the folder, recall, the
+HiGMem indexer...) what they use, never itself:
+
+* :class:`SessionScope`: the session of the store every read and write is scoped to;
+* :class:`Models`: the model, the embedder (and the vector space it names) and the token
+  counter, as they are now: the engine's ``model`` and ``embedder`` setters update it, so
+  a model set after construction reaches every collaborator;
+* :class:`UserBinding`: the session's user, checked against the one recorded, read once.
+
+Example:
+    >>> from langchain_recursive_memory.core.storage import MemoryStore
+    >>> scope = SessionScope(MemoryStore.in_memory(), "default", "s1")
+    >>> scope.key == UserBinding(scope, "ada").scope.key, UserBinding(scope, "ada").user_id
+    (True, 'ada')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .embeddings import embedder_name
+from .errors import ConfigurationError
+from .models import Embedder, TextModel
+from .runtime.effects import Steps, store_call
+from .runtime.runner import Runner
+from .storage import MemoryStore, session_key
+from .tokenizer import TokenCounter
+
+__all__ = ["Models", "SessionScope", "UserBinding"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionScope:
+    """One session of one store: what every read and write of an engine is scoped to."""
+
+    store: MemoryStore
+    namespace: str
+    session_id: str
+
+    @property
+    def key(self) -> str:
+        """The session's record-id prefix (see :func:`~.storage.session_key`)."""
+        return session_key(self.namespace, self.session_id)
+
+
+class Models:
+    """The models an engine's work uses, as they are now (shared with its collaborators).
+
+    The model and the embedder are the runner's (it performs the calls): setting them here
+    sets them there, so both always agree.
+
+    Args:
+        runner: The engine's runner.
+        counter: The token counter.
+    """
+
+    def __init__(self, runner: Runner, counter: TokenCounter) -> None:
+        self._runner = runner
+        self.counter = counter
+        self._space: str | None = None
+        self.embedder = runner.embedder
+
+    @property
+    def model(self) -> TextModel | None:
+        """The model (None: the no-LLM methods)."""
+        return self._runner.model
+
+    @model.setter
+    def model(self, model: TextModel | None) -> None:
+        self._runner.model = model
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder (None: lexical recall only)."""
+        return self._runner.embedder
+
+    @embedder.setter
+    def embedder(self, embedder: Embedder | None) -> None:
+        self._runner.embedder = embedder
+        # The embedder's vector collection, named from the embedder alone, so that a new
+        # object (a restart) finds the vectors already stored and embeds nothing twice.
+        self._space = embedder_name(embedder) if embedder is not None else None
+
+    @property
+    def space(self) -> str | None:
+        """The embedder's vector collection (None without an embedder)."""
+        return self._space
+
+
+class UserBinding:
+    """The user a session belongs to: the one given, checked against the one recorded.
+
+    A session's user is recorded at its first write and fixed from then on; a memory
+    opened without a user on a session that has one uses the recorded one.
+
+    Args:
+        scope: The session.
+        given: The user the memory was opened with, or None.
+    """
+
+    def __init__(self, scope: SessionScope, given: str | None) -> None:
+        self.scope = scope
+        self.given = given
+        self._user: str | None = given
+        self._resolved = False
+
+    @property
+    def user_id(self) -> str | None:
+        """The session's user: the one given, or (once read) the one recorded; or None."""
+        return self._user
+
+    def steps(self) -> Steps[str | None]:
+        """The session's user, checked against the one recorded (read once per process).
+
+        Raises:
+            ConfigurationError: When the session belongs to another user (both named).
+        """
+        if self._resolved:
+            return self._user
+        scope = self.scope
+        store, ns, sid = scope.store, scope.namespace, scope.session_id
+        recorded = yield from store_call(store.recorded_user, ns, sid)
+        given = self.given
+        if given is not None and recorded is not None and recorded != given:
+            raise ConfigurationError.for_value(
+                "user_id",
+                given,
+                f"session {sid!r} belongs to user {recorded!r}; a session's "
+                "user is fixed once recorded",
+            )
+        if given is not None and recorded is None:  # recorded at the first write
+            yield from store_call(store.bind_user, ns, sid, given)
+        self._user = given if given is not None else recorded
+        self._resolved = True
+        return self._user
+
+    def reset(self) -> None:
+        """Read the recorded user again at the next :meth:`steps` (after a clear)."""
+        self._user, self._resolved = self.given, False
