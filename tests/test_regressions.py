@@ -136,9 +136,9 @@ def test_another_store_object_notices_a_clear(store):
 
 
 def test_appends_larger_than_chromas_batch_limit(store, monkeypatch):
-    monkeypatch.setattr(store._chroma, "max_batch", 7)
+    monkeypatch.setattr(store.records.repos.client, "max_batch", 7)
     turns = [Turn(role="user", text=f"bulk {i}") for i in range(30)]
-    store.append("default", "s", turns, [5] * 30, "o200k_base")
+    store.records.append("default", "s", turns, [5] * 30, "o200k_base")
     assert [t.turn.text for t in store.turns("default", "s")] == [f"bulk {i}" for i in range(30)]
 
 

@@ -25,7 +25,7 @@ NS = "default"
 
 def put(store: MemoryStore, sid: str, *texts: str) -> list:
     turns = [Turn(role="user", text=t) for t in texts]
-    return store.append(NS, sid, turns, [5] * len(turns), "o200k_base")
+    return store.records.append(NS, sid, turns, [5] * len(turns), "o200k_base")
 
 
 def test_append_keeps_order_and_round_trips_every_field(store):
@@ -40,7 +40,7 @@ def test_append_keeps_order_and_round_trips_every_field(store):
         extra={"response_metadata": {"model": "m"}},
     )
     put(store, "s", *[f"t{i}" for i in range(50)])
-    store.append(NS, "s", [turn], [9], "o200k_base")
+    store.records.append(NS, "s", [turn], [9], "o200k_base")
     got = store.turns(NS, "s")
     assert [t.turn.text for t in got[:50]] == [f"t{i}" for i in range(50)]
     assert got[-1].turn == turn
@@ -107,9 +107,9 @@ def _summary(version: int, turn_ids: tuple[str, ...], fold_id: str) -> Summary:
 
 def test_commit_summary_is_compare_and_set(store):
     ids = [s.id for s in put(store, "s", "a", "b", "c")]
-    assert store.commit_summary(_summary(1, (ids[0],), "winner"))
-    assert not store.commit_summary(_summary(1, (ids[1],), "loser"))
-    state = store.load(NS, "s")
+    assert store.records.commit_summary(_summary(1, (ids[0],), "winner"))
+    assert not store.records.commit_summary(_summary(1, (ids[1],), "loser"))
+    state = store.records.load(NS, "s")
     assert state.summary is not None and state.summary.fold_id == "winner"
     assert [t.turn.text for t in state.turns] == ["b", "c"]
     # A second store object (another process) sees the same.
@@ -178,7 +178,7 @@ def test_concurrent_folds_in_threads_fold_each_turn_once(store):
     assert [v.version for v in versions] == list(range(1, len(versions) + 1))
     named = [tid for v in versions for tid in v.turn_ids]
     assert len(named) == len(set(named)), "a turn was folded twice"
-    state = store.load(NS, "shared")
+    state = store.records.load(NS, "shared")
     window = {t.id for t in state.turns}
     assert window.isdisjoint(named)
     assert window | set(named) == {t.id for t in log}
@@ -208,7 +208,7 @@ def test_record_id_formats_are_pinned(store):
     assert keys.open_filter(skey) == {"open": f"{skey}:1"}
     assert keys.kinds_filter(skey, ["turn"]) == {"skk": f"{skey}:turn"}
     # The store writes records under exactly these ids.
-    store.append(NS, "s", [Turn(role="user", text="x", id="m1")], [5], "o200k_base")
+    store.records.append(NS, "s", [Turn(role="user", text="x", id="m1")], [5], "o200k_base")
     turns = store.client.get_collection(f"{store.prefix}_turns")
     assert turns.get(where={"sid": "s"}, include=[])["ids"] == [keys.turn_record_id(skey, "m1")]
 

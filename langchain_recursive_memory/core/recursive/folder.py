@@ -123,7 +123,11 @@ class _Lease:
         """Claim (or renew) the lease; whether this fold holds it."""
         scope = self.scope
         self.held = yield from store_call(
-            scope.store.claim_fold, scope.namespace, scope.session_id, self.holder, self.period
+            scope.store.records.claim_fold,
+            scope.namespace,
+            scope.session_id,
+            self.holder,
+            self.period,
         )
         self.refused = not self.held
         return self.held
@@ -133,7 +137,7 @@ class _Lease:
         scope = self.scope
         try:
             yield from store_call(
-                scope.store.release_fold,
+                scope.store.records.release_fold,
                 scope.namespace,
                 scope.session_id,
                 self.holder,
@@ -269,7 +273,7 @@ class Folder:
         loads again (:data:`MAX_FOLD_RELOADS`).
         """
         scope = self.scope
-        state = yield from store_call(scope.store.load, scope.namespace, scope.session_id)
+        state = yield from store_call(scope.store.records.load, scope.namespace, scope.session_id)
         progress.summary = state.summary
         plan = self._plan(state, force, reserve, keep)
         self.observe(state.turns, state.question)
@@ -280,7 +284,7 @@ class Folder:
             if not (yield from lease.claim_steps()):
                 return False  # another writer folds the session now
             claimed = True
-        settled = yield from store_call(scope.store.settle, state)
+        settled = yield from store_call(scope.store.records.settle, state)
         if settled is not state:  # late turns moved after the summary: plan them in order
             state = settled
             plan = self._plan(state, force, reserve, keep)
@@ -300,7 +304,7 @@ class Folder:
                 t.id for t in state.turns if t.id not in done_ids and t.seq < new.last_seq
             )
             new = replace(new, passed_ids=passed)
-            won = yield from store_call(scope.store.commit_summary, new, repair)
+            won = yield from store_call(scope.store.records.commit_summary, new, repair)
             if not won:
                 return True
             progress.summary, repair = new, ()

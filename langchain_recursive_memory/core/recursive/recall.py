@@ -170,7 +170,7 @@ class Recaller:
             )
         store, ns, sid = self.scope.store, self.scope.namespace, self.scope.session_id
         if state is None:
-            state = yield from store_call(store.load, ns, sid)
+            state = yield from store_call(store.records.load, ns, sid)
         if exclude is None:
             exclude = {t.id for t in self.builder.build(state).window if t.id is not None}
         facts: Sequence[Fact] = ()
@@ -225,12 +225,16 @@ class Recaller:
         version = (summary.version, summary.fold_id) if summary is not None else None
         key: tuple[Any, ...] | None = (version,) if version is not None else None
         if user is not None:
-            stamp = yield from store_call(self.scope.store.user_stamp, self.scope.namespace, user)
+            stamp = yield from store_call(
+                self.scope.store.records.user_stamp, self.scope.namespace, user
+            )
             key = (version, stamp)
         cache = self._cache()
         if key is None or cache.facts_key != key:
             scope = self.scope
-            facts = yield from store_call(scope.store.get_facts, scope.namespace, scope.session_id)
+            facts = yield from store_call(
+                scope.store.records.get_facts, scope.namespace, scope.session_id
+            )
             cache.facts = tuple(facts)
             cache.fact_candidates = tuple(
                 Candidate(self.derived.fact_record_id(f), "fact", f.key, text_hash(f.text))
