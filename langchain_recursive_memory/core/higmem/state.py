@@ -10,7 +10,7 @@ whole again:
 * each operation reads two small records (:func:`sync_steps`): the session's *head*
   token, which every write of nodes changes (another process indexed the session: the
   state is read again, whole), and the turns not indexed yet (any writer's: a turn is
-  closed once indexed, see :meth:`~..storage.MemoryStore.close_turns`; closing is
+  closed once indexed, see :meth:`~..storage.SessionRecords.close_turns`; closing is
   batched, so that read returns a few recent turns);
 * only a process that has never seen the session, or that finds another's head token,
   reads the turns, nodes and events whole.

@@ -6,7 +6,7 @@ index follows the session without reading its whole log again:
 
 * the turns this process appends and folds are put in as it writes them
   (:meth:`ArchiveIndex.appended`, :meth:`ArchiveIndex.folded`);
-* every read brings the session's state (:meth:`~..storage.MemoryStore.load`: the latest
+* every read brings the session's state (:meth:`~..storage.SessionRecords.load`: the latest
   summary version and the unfolded turns); :meth:`ArchiveIndex.sync_steps` merges the
   unfolded turns (other writers' included) and, when versions were committed that this
   process has not seen, reads those versions and their turns by id;

@@ -2,7 +2,7 @@
 
 A fold loads the session, asks :func:`~.planner.plan_fold` what to fold, summarizes each
 chunk into the next summary version and commits it compare-and-set
-(:meth:`~..storage.MemoryStore.commit_summary`): a writer that loses reloads and plans
+(:meth:`~..storage.SessionRecords.commit_summary`): a writer that loses reloads and plans
 again (at most :data:`MAX_FOLD_RELOADS` times), so concurrent folds of one session never
 fold a message twice. After each committed version the fold's facts and vectors are
 written (derived state).
@@ -17,11 +17,11 @@ Under concurrency (several processes or machines on one session, through a Chrom
 server) three rules keep the work useful and the summary in log order:
 
 * **a fold lease**: a fold started by ``add`` first claims the session's lease in the
-  store (:meth:`~..storage.MemoryStore.claim_fold`); while another writer holds it, the
+  store (:meth:`~..storage.SessionRecords.claim_fold`); while another writer holds it, the
   fold is skipped (``skipped="leased"``) instead of summarizing what the holder is
   summarizing. A holder that dies holds it at most two lease periods.
 * **settled order**: a turn whose write landed after a fold that folded turns ordered
-  after it is moved after them before it is folded (:meth:`~..storage.MemoryStore.settle`),
+  after it is moved after them before it is folded (:meth:`~..storage.SessionRecords.settle`),
   so each version's turns follow the previous version's in log order.
 * **a deadline**: a fold started by ``add`` gives up after ``retry.fold_deadline``
   seconds (its turns wait, unfolded, for a later add), so a hanging summarizer cannot

@@ -15,7 +15,7 @@ as the session grows (never rebuilt per read); the facts' BM25 index is rebuilt 
 they change.
 
 **A user's sessions.** When the session belongs to a user, its facts are the user's (learned
-in any of the user's sessions, see :meth:`~..storage.MemoryStore.get_facts`): they are
+in any of the user's sessions, see :meth:`~..storage.SessionRecords.get_facts`): they are
 recalled by default, read again whenever the user's facts change (its stamp). Archived
 turns come from this session only (``scope="session"``, the default: another
 conversation's words only when asked) or from every session of the user

@@ -60,12 +60,14 @@ Example:
 from .client import default_path
 from .keys import DEFAULT_NAMESPACE, session_key, text_hash, validate_scope
 from .records import SessionInfo, SessionState, StoredTurn, Summary, UserInfo, VectorRecord
+from .session_records import SessionRecords
 from .store import MemoryStore
 
 __all__ = [
     "DEFAULT_NAMESPACE",
     "MemoryStore",
     "SessionInfo",
+    "SessionRecords",
     "SessionState",
     "StoredTurn",
     "Summary",
