@@ -114,7 +114,7 @@ def test_commit_summary_is_compare_and_set(store):
     assert [t.turn.text for t in state.turns] == ["b", "c"]
     # A second store object (another process) sees the same.
     other = MemoryStore(store.client, prefix=store.prefix)
-    assert other.load(NS, "s").summary.fold_id == "winner"
+    assert other.records.load(NS, "s").summary.fold_id == "winner"
 
 
 def test_a_crash_between_summary_and_flags_is_repaired(store):
@@ -129,15 +129,15 @@ def test_a_crash_between_summary_and_flags_is_repaired(store):
         embeddings=[[0.0]],
     )
     fresh = MemoryStore(store.client, prefix=store.prefix)
-    state = fresh.load(NS, "s")
+    state = fresh.records.load(NS, "s")
     assert state.summary.version == 1
     assert [t.turn.text for t in state.turns] == ["c", "d"]  # no turn shown twice
     assert set(state.repair_ids) == {ids[0], ids[1]}
     # The next fold writes the missing flags.
-    assert fresh.commit_summary(_summary(2, (ids[2],), "next"), state.repair_ids)
+    assert fresh.records.commit_summary(_summary(2, (ids[2],), "next"), state.repair_ids)
     flags = {t.turn.text: t.folded_in for t in fresh.turns(NS, "s")}
     assert flags == {"a": 2, "b": 2, "c": 2, "d": 0}
-    assert fresh.load(NS, "s").repair_ids == ()
+    assert fresh.records.load(NS, "s").repair_ids == ()
 
 
 def test_concurrent_folds_in_threads_fold_each_turn_once(store):
