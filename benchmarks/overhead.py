@@ -228,7 +228,9 @@ def bench_recall(tmp: Path, sessions: int, per_session: int, repeat: int) -> dic
             samples.append(time.perf_counter() - t0)
             assert all(h.kind == "turn" for h in hits)
     # Filtered search quality: Chroma's per-session kNN against exact search.
-    vectors = store._vector_spaces  # the store's vector repository (a benchmark looks inside)
+    vectors = (
+        store.records.repos.vector_spaces
+    )  # the store's vector repository (a benchmark looks inside)
     space = vectors.spaces()[0]
     recalls: list[float] = []
     knn: list[float] = []
@@ -281,7 +283,7 @@ def bench_session_recall(tmp: Path, turns: int, repeat: int) -> dict[str, float]
         warm.append(time.perf_counter() - t0)
         vector = embedder.embed_query(query)
         t0 = time.perf_counter()
-        store._vector_spaces.nearest(
+        store.records.repos.vector_spaces.nearest(
             space, Scope.of("default", "conversation"), vector, 8, [window_kind(1)]
         )
         knn.append(time.perf_counter() - t0)

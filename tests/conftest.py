@@ -70,4 +70,4 @@ def stored_vectors(
     store: MemoryStore, space: str, namespace: str, session_id: str, kinds: Sequence[str]
 ) -> list[VectorRecord]:
     """The session's vector records of ``kinds`` as stored (a test's look into the store)."""
-    return store._vector_spaces.of_kinds(space, Scope.of(namespace, session_id), kinds)
+    return store.records.repos.vector_spaces.of_kinds(space, Scope.of(namespace, session_id), kinds)

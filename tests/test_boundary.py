@@ -145,7 +145,9 @@ def _entry_points(w: World) -> dict[str, Callable[[Any], Any]]:
         "store.activity": lambda v: store.activity(namespace=v),
         "store.expire(older_than)": lambda v: store.expire(v),
         "store.expire(namespace)": lambda v: store.expire(1e9, namespace=v),
-        "store.append": lambda v: store.append("default", "s", v, [1], "o200k_base"),
+        "store.records.append": lambda v: store.records.append(
+            "default", "s", v, [1], "o200k_base"
+        ),
         # LangChain
         "history(session_id)": lambda v: RecursiveSummaryChatMessageHistory(v, store=store),
         "history.add_messages": lambda v: w.history.add_messages(v),

@@ -100,7 +100,7 @@ def test_two_higmem_objects_of_one_session_never_index_at_once(store: MemoryStor
     first = HiGMem("shared", store=store, model=model, retry=FAST_RETRY)
     second = HiGMem("shared", store=store, model=model, retry=FAST_RETRY)
     turns = [Turn(role="user", text=f"line {i}") for i in range(4)]
-    store.append("default", "shared", turns, [5] * 4, "o200k_base")  # logged, not indexed
+    store.records.append("default", "shared", turns, [5] * 4, "o200k_base")  # logged, not indexed
     worker = threading.Thread(target=first.flush)
     worker.start()
     assert entered.wait(5)

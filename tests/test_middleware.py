@@ -320,8 +320,8 @@ def test_a_failing_store_falls_back_within_budget_and_catches_up(store, monkeypa
     def down(*args: Any, **kwargs: Any) -> Any:
         raise StoreError("Chroma is down (scripted)")
 
-    monkeypatch.setattr(store, "append", down)
-    monkeypatch.setattr(store, "load", down)
+    monkeypatch.setattr(store.records, "append", down)
+    monkeypatch.setattr(store.records, "load", down)
     before = len(model.requests)
     with caplog.at_level(logging.WARNING, logger="langchain_recursive_memory"):
         for i in range(10, 15):

@@ -194,7 +194,7 @@ def test_a_sessions_user_is_fixed_once_recorded(store):
     with pytest.raises(ConfigurationError, match=r"'bob'.*'ada'"):
         memory(store, "s1", user="bob").recall("home city")
     with pytest.raises(ConfigurationError, match=r"'bob'.*'ada'"):
-        store.join_user("default", "s1", "bob")
+        store.records.join_user("default", "s1", "bob")
     assert [s.user_id for s in store.sessions()] == ["ada"]
 
 
@@ -276,10 +276,11 @@ def test_clearing_a_session_takes_its_statements_out_of_the_users_facts(store):
     everything = _text_of(_records(store))
     assert "Berlin" not in everything and "vegan" not in everything
     vectors = [rid for n, rows in _records(store).items() if "_vec_" in n for rid, _, _ in rows]
-    assert store.fact_record_id("default", "s1", fact) not in vectors  # re-embedded later
+    assert store.records.fact_record_id("default", "s1", fact) not in vectors  # re-embedded later
     memory(store, "s1", embedder=embedder).reindex()
-    assert store.vector_ids(
-        memory(store, "s1", embedder=embedder).space, [store.fact_record_id("default", "s1", fact)]
+    assert store.records.vector_ids(
+        memory(store, "s1", embedder=embedder).space,
+        [store.records.fact_record_id("default", "s1", fact)],
     )
     RecursiveMemory("s1", store=store).clear()  # the user's last session: the user goes
     assert store.users() == [] and store.user_facts("default", "ada") == []
@@ -439,13 +440,17 @@ def test_a_users_facts_wait_for_another_process_merging_them(store):
     user = UserScope.of("default", "ada")
     mem = memory(store, "s1")
     mem.add(Turn(role="user", text="My home city is Oslo."))
-    assert store._summary_log.claim_lease(user, "other-process", USER_LEASE_PERIOD, time.time())
+    assert store.records.repos.summary_log.claim_lease(
+        user, "other-process", USER_LEASE_PERIOD, time.time()
+    )
     folding = threading.Thread(target=mem.fold, kwargs={"force": True, "keep": False})
     folding.start()
     time.sleep(1.0)
     assert folding.is_alive()  # waiting for the lease
     assert store.user_facts("default", "ada") == []
-    store._summary_log.release_lease(user, "other-process", USER_LEASE_PERIOD, time.time())
+    store.records.repos.summary_log.release_lease(
+        user, "other-process", USER_LEASE_PERIOD, time.time()
+    )
     folding.join(timeout=30)
     assert [f.text for f in store.user_facts("default", "ada")] == ["The user's home city is Oslo."]
     assert "lease" not in _text_of(_records(store, {"uo": user.key}))  # released

@@ -165,7 +165,7 @@ class Engine:
             raise ConfigurationError.for_value(
                 "user_id", None, f"session {self.session_id!r} belongs to no user"
             )
-        deleted = yield from store_call(self.store.forget_user, self.namespace, user)
+        deleted = yield from store_call(self.store.records.forget_user, self.namespace, user)
         self._forget()
         self.user.reset()
         return deleted
@@ -185,7 +185,7 @@ class Engine:
             raise ConfigurationError.for_value(
                 "scope", scope, f"session {self.session_id!r} belongs to no user_id"
             )
-        listed = yield from store_call(self.store.user_sessions, self.namespace, user)
+        listed = yield from store_call(self.store.records.user_sessions, self.namespace, user)
         return [s.session_id for s in listed]
 
     # -- rebuild ----------------------------------------------------------------------------
@@ -274,9 +274,11 @@ class Engine:
         user = yield from self.user_steps()
         if user is not None:  # every write: no I/O while the process knows it is recorded,
             # and it records the user again after another handle cleared or forgot it
-            yield from store_call(self.store.join_user, self.namespace, self.session_id, user)
+            yield from store_call(
+                self.store.records.join_user, self.namespace, self.session_id, user
+            )
         stored = yield from store_call(
-            self.store.append, self.namespace, self.session_id, items, counts, encoding
+            self.store.records.append, self.namespace, self.session_id, items, counts, encoding
         )
         yield from self._describe_steps()
         return stored, sum(counts)
@@ -295,7 +297,7 @@ class Engine:
             return
         try:
             yield from store_call(
-                self.store.describe_session, self.namespace, self.session_id, settings
+                self.store.records.describe_session, self.namespace, self.session_id, settings
             )
         except StoreError as exc:
             logger.info("session %r: settings not recorded (%s)", self.session_id, exc)
@@ -310,7 +312,7 @@ class Engine:
             UsageRecord(self.namespace, self.session_id, purpose, usage, now)
             for purpose, usage in spent.items()
         ]
-        self.store.add_usage(records)
+        self.store.records.add_usage(records)
         for listener in list(self.usage_listeners):
             for record in records:
                 listener(record)
@@ -338,7 +340,7 @@ class Engine:
         return self.runner.run(self._usage_by_purpose_steps())
 
     def _usage_by_purpose_steps(self) -> Steps[dict[str, Usage]]:
-        return (yield from store_call(self.store.usage, self.namespace, self.session_id))
+        return (yield from store_call(self.store.records.usage, self.namespace, self.session_id))
 
     # -- the log ----------------------------------------------------------------------------
 
@@ -351,7 +353,7 @@ class Engine:
         return await self.runner.arun(self._turns_steps())
 
     def _turns_steps(self) -> Steps[list[StoredTurn]]:
-        return (yield from store_call(self.store.turns, self.namespace, self.session_id))
+        return (yield from store_call(self.store.records.turns, self.namespace, self.session_id))
 
     def clear(self) -> None:
         """Delete everything stored for the session (turns and all derived state)."""
@@ -362,7 +364,7 @@ class Engine:
         await self.runner.arun(self._clear_steps())
 
     def _clear_steps(self) -> Steps[None]:
-        yield from store_call(self.store.clear, self.namespace, self.session_id)
+        yield from store_call(self.store.records.clear, self.namespace, self.session_id)
         self._forget()
         self.user.reset()
 

@@ -121,7 +121,7 @@ class UserBinding:
             return self._user
         scope = self.scope
         store, ns, sid = scope.store, scope.namespace, scope.session_id
-        recorded = yield from store_call(store.recorded_user, ns, sid)
+        recorded = yield from store_call(store.records.recorded_user, ns, sid)
         given = self.given
         if given is not None and recorded is not None and recorded != given:
             raise ConfigurationError.for_value(
@@ -131,7 +131,7 @@ class UserBinding:
                 "user is fixed once recorded",
             )
         if given is not None and recorded is None:  # recorded at the first write
-            yield from store_call(store.bind_user, ns, sid, given)
+            yield from store_call(store.records.bind_user, ns, sid, given)
         self._user = given if given is not None else recorded
         self._resolved = True
         return self._user

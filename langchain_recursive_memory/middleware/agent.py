@@ -341,7 +341,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         unknown = self._unknown(session, messages)
         if unknown:
             memory = session.memory
-            present = memory.store.get_turns(
+            present = memory.store.records.get_turns(
                 memory.namespace, memory.session_id, [m.id for m in unknown if m.id]
             )
             turns = self._to_store(session, unknown, present)
@@ -356,7 +356,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if unknown:
             memory = session.memory
             present = await asyncio.to_thread(
-                memory.store.get_turns,
+                memory.store.records.get_turns,
                 memory.namespace,
                 memory.session_id,
                 [m.id for m in unknown if m.id],

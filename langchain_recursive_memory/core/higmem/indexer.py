@@ -198,8 +198,8 @@ class Indexer:
         scope = self.scope
         ns, sid = scope.namespace, scope.session_id
         head = new_head()
-        yield from store_call(scope.store.put_events, ns, sid, events)
-        yield from store_call(scope.store.put_notes, ns, sid, notes, head)
+        yield from store_call(scope.store.records.put_events, ns, sid, events)
+        yield from store_call(scope.store.records.put_notes, ns, sid, notes, head)
         state.apply(notes, events, head)
         yield from self._embed_events_steps(events)
 
@@ -217,7 +217,7 @@ class Indexer:
                 for e, v in zip(events, vectors, strict=True)
             ]
             yield from store_call(
-                scope.store.add_vectors, space, scope.namespace, scope.session_id, records
+                scope.store.records.add_vectors, space, scope.namespace, scope.session_id, records
             )
         except EmbeddingError as exc:
             logger.warning("session %r: event vectors not written (%s)", scope.session_id, exc)

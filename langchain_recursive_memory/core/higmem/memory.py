@@ -208,7 +208,9 @@ class HiGMem(Engine):
         return await self.runner.arun(self._events_steps())
 
     def _events_steps(self) -> Steps[list[Event]]:
-        return (yield from store_call(self.store.get_events, self.namespace, self.session_id))
+        return (
+            yield from store_call(self.store.records.get_events, self.namespace, self.session_id)
+        )
 
     def notes(self) -> list[TurnNote]:
         """Return the session's turn nodes, in log order."""
@@ -221,5 +223,5 @@ class HiGMem(Engine):
     def _notes_steps(self) -> Steps[list[TurnNote]]:
         turns = yield from self._turns_steps()
         order = {t.id: i for i, t in enumerate(turns)}
-        notes = yield from store_call(self.store.get_notes, self.namespace, self.session_id)
+        notes = yield from store_call(self.store.records.get_notes, self.namespace, self.session_id)
         return sorted(notes, key=lambda n: order.get(n.turn_id, len(order)))

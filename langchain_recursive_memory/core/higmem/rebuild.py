@@ -54,7 +54,7 @@ class NodeRebuilder:
         batch = self.config.batch_size * REBUILD_BATCHES
         total = 0
         for session_id in sessions:
-            turns = yield from store_call(store.count_turns, ns, session_id)
+            turns = yield from store_call(store.records.count_turns, ns, session_id)
             total += 1 + -(-turns // batch)
         run = RebuildRun(total, on_progress)
         for session_id in sessions:
@@ -63,13 +63,13 @@ class NodeRebuilder:
 
     def _session_steps(self, scope: SessionScope, run: RebuildRun, batch: int) -> Steps[None]:
         store, ns, sid = scope.store, scope.namespace, scope.session_id
-        marker = yield from store_call(store.rebuild_marker, ns, sid, NODES_TASK)
+        marker = yield from store_call(store.records.rebuild_marker, ns, sid, NODES_TASK)
         if marker is not None:
             run.resumed = True
         else:
-            yield from store_call(store.drop_nodes, ns, sid)
+            yield from store_call(store.records.drop_nodes, ns, sid)
             Indexer(scope, self.models, self.config).state().forget()
-            yield from store_call(store.set_rebuild_marker, ns, sid, NODES_TASK, 0)
+            yield from store_call(store.records.set_rebuild_marker, ns, sid, NODES_TASK, 0)
         indexer = Indexer(scope, self.models, self.config)
         while True:
             indexed = yield from indexer.steps(flush=True, limit=batch)
@@ -78,7 +78,7 @@ class NodeRebuilder:
             run.nodes += indexed
             run.step(sid, "nodes")
         run.vectors += yield from self._windows_steps(scope, indexer)
-        yield from store_call(store.set_rebuild_marker, ns, sid, NODES_TASK, None)
+        yield from store_call(store.records.set_rebuild_marker, ns, sid, NODES_TASK, None)
         run.step(sid, "vectors")
 
     def _windows_steps(self, scope: SessionScope, indexer: Indexer) -> Steps[int]:

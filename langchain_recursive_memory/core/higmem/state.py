@@ -10,7 +10,7 @@ whole again:
 * each operation reads two small records (:func:`sync_steps`): the session's *head*
   token, which every write of nodes changes (another process indexed the session: the
   state is read again, whole), and the turns not indexed yet (any writer's: a turn is
-  closed once indexed, see :meth:`~..storage.MemoryStore.close_turns`; closing is
+  closed once indexed, see :meth:`~..storage.SessionRecords.close_turns`; closing is
   batched, so that read returns a few recent turns);
 * only a process that has never seen the session, or that finds another's head token,
   reads the turns, nodes and events whole.
@@ -183,22 +183,22 @@ def sync_steps(scope: SessionScope, state: SessionIndex) -> Steps[SessionIndex]:
     has never read it, or another process has indexed it since.
     """
     store, ns, sid = scope.store, scope.namespace, scope.session_id
-    heads = yield from store_call(store.index_heads, ns, [sid])
+    heads = yield from store_call(store.records.index_heads, ns, [sid])
     head = heads[sid]
     with state.index.lock:
         whole = not state.complete or head != state.head
     if whole:
-        turns = yield from store_call(store.turns, ns, sid)
-        notes = yield from store_call(store.get_notes, ns, sid)
-        events = yield from store_call(store.get_events, ns, sid)
-        found = yield from store_call(store.unfolded_turns, ns, [sid])
+        turns = yield from store_call(store.records.turns, ns, sid)
+        notes = yield from store_call(store.records.get_notes, ns, sid)
+        events = yield from store_call(store.records.get_events, ns, sid)
+        found = yield from store_call(store.records.unfolded_turns, ns, [sid])
         state.load(turns, notes, events, head)
         # Indexed turns still open (indexed before heads existed, or by a process that
         # stopped before closing them) are closed, so the read of open turns stays small.
         with state.index.lock:
             state.to_close = [t.id for t in found[sid] if t.id in state.notes]
     else:
-        found = yield from store_call(store.unfolded_turns, ns, [sid])
+        found = yield from store_call(store.records.unfolded_turns, ns, [sid])
         with state.index.lock:
             state._merge(found[sid])
     yield from close_steps(scope, state)
@@ -215,8 +215,8 @@ def sync_many_steps(scope: SessionScope, states: dict[str, SessionIndex]) -> Ste
     store, ns = scope.store, scope.namespace
     if not states:
         return
-    heads = yield from store_call(store.index_heads, ns, list(states))
-    found = yield from store_call(store.unfolded_turns, ns, list(states))
+    heads = yield from store_call(store.records.index_heads, ns, list(states))
+    found = yield from store_call(store.records.unfolded_turns, ns, list(states))
     for sid, state in states.items():
         with state.index.lock:
             whole = not state.complete or heads[sid] != state.head
@@ -232,7 +232,9 @@ def close_steps(scope: SessionScope, state: SessionIndex, force: bool = False) -
         if not state.to_close or (len(state.to_close) < CLOSE_BATCH and not force):
             return
         doomed, state.to_close = state.to_close, []
-    yield from store_call(scope.store.close_turns, scope.namespace, scope.session_id, doomed)
+    yield from store_call(
+        scope.store.records.close_turns, scope.namespace, scope.session_id, doomed
+    )
 
 
 def new_head() -> str:

@@ -6,7 +6,7 @@ index follows the session without reading its whole log again:
 
 * the turns this process appends and folds are put in as it writes them
   (:meth:`ArchiveIndex.appended`, :meth:`ArchiveIndex.folded`);
-* every read brings the session's state (:meth:`~..storage.MemoryStore.load`: the latest
+* every read brings the session's state (:meth:`~..storage.SessionRecords.load`: the latest
   summary version and the unfolded turns); :meth:`ArchiveIndex.sync_steps` merges the
   unfolded turns (other writers' included) and, when versions were committed that this
   process has not seen, reads those versions and their turns by id;
@@ -113,7 +113,7 @@ class ArchiveIndex:
             return holder.summary, holder.complete
 
     def sync_steps(self, state: SessionState) -> Steps[TurnIndex]:
-        """The session's index, brought up to ``state`` (a fresh ``store.load``).
+        """The session's index, brought up to ``state`` (a fresh ``store.records.load``).
 
         Reads nothing when this process has seen every version of ``state``; the versions
         it has not seen (and their turns not in the index) by id; the whole log once when
@@ -153,11 +153,13 @@ class ArchiveIndex:
         if known is None:
             if not version:
                 return []  # nothing folded: the unfolded turns are the whole log
-            return (yield from store_call(scope.store.turns, scope.namespace, scope.session_id))
+            return (
+                yield from store_call(scope.store.records.turns, scope.namespace, scope.session_id)
+            )
         if version <= known:
             return []
         newer = yield from store_call(
-            scope.store.summaries_since, scope.namespace, {scope.session_id: known}
+            scope.store.records.summaries_since, scope.namespace, {scope.session_id: known}
         )
         versions = [v for v in newer[scope.session_id] if v.version <= version]
         if [v.version for v in versions] != list(range(known + 1, version + 1)):
@@ -167,7 +169,9 @@ class ArchiveIndex:
         if not ids:
             return []
         return (
-            yield from store_call(scope.store.get_turns, scope.namespace, scope.session_id, ids)
+            yield from store_call(
+                scope.store.records.get_turns, scope.namespace, scope.session_id, ids
+            )
         )
 
     def embed_steps(self, state: SessionState, space: str, turn_ids: Sequence[str]) -> Steps[int]:
@@ -251,13 +255,13 @@ def _states_steps(
     known = {sid: s.version if s is not None else 0 for sid, (s, done) in seen.items() if done}
     out: dict[str, SessionState] = {}
     if known:
-        newer = yield from store_call(store.summaries_since, namespace, known)
+        newer = yield from store_call(store.records.summaries_since, namespace, known)
         held = {sid: archives[sid]._holder().index for sid in known}
-        unfolded = yield from store_call(store.unfolded_turns, namespace, list(known), held)
+        unfolded = yield from store_call(store.records.unfolded_turns, namespace, list(known), held)
         for sid in known:
             latest = newer[sid][-1] if newer[sid] else seen[sid][0]
             out[sid] = SessionState(latest, tuple(unfolded[sid]), ())
     for sid in archives:
         if sid not in known:
-            out[sid] = yield from store_call(store.load, namespace, sid)
+            out[sid] = yield from store_call(store.records.load, namespace, sid)
     return out

@@ -97,7 +97,7 @@ class DerivedWriter:
         try:
             return (
                 yield from store_call(
-                    scope.store.upsert_facts, scope.namespace, scope.session_id, facts
+                    scope.store.records.upsert_facts, scope.namespace, scope.session_id, facts
                 )
             )
         except StoreError as exc:
@@ -160,13 +160,13 @@ class DerivedWriter:
         records = [_ToEmbed(self.fact_record_id(f), "fact", f.key, f.text) for f in facts]
         if not records:
             return written
-        have = yield from store_call(scope.store.vector_ids, space, [r.id for r in records])
+        have = yield from store_call(scope.store.records.vector_ids, space, [r.id for r in records])
         records = [r for r in records if r.id not in have or refresh_facts]
         if not records:
             return written
         vectors = yield from embed_documents([r.text for r in records])
         yield from store_call(
-            scope.store.add_vectors,
+            scope.store.records.add_vectors,
             space,
             scope.namespace,
             scope.session_id,

@@ -2,7 +2,7 @@
 
 A fold loads the session, asks :func:`~.planner.plan_fold` what to fold, summarizes each
 chunk into the next summary version and commits it compare-and-set
-(:meth:`~..storage.MemoryStore.commit_summary`): a writer that loses reloads and plans
+(:meth:`~..storage.SessionRecords.commit_summary`): a writer that loses reloads and plans
 again (at most :data:`MAX_FOLD_RELOADS` times), so concurrent folds of one session never
 fold a message twice. After each committed version the fold's facts and vectors are
 written (derived state).
@@ -17,11 +17,11 @@ Under concurrency (several processes or machines on one session, through a Chrom
 server) three rules keep the work useful and the summary in log order:
 
 * **a fold lease**: a fold started by ``add`` first claims the session's lease in the
-  store (:meth:`~..storage.MemoryStore.claim_fold`); while another writer holds it, the
+  store (:meth:`~..storage.SessionRecords.claim_fold`); while another writer holds it, the
   fold is skipped (``skipped="leased"``) instead of summarizing what the holder is
   summarizing. A holder that dies holds it at most two lease periods.
 * **settled order**: a turn whose write landed after a fold that folded turns ordered
-  after it is moved after them before it is folded (:meth:`~..storage.MemoryStore.settle`),
+  after it is moved after them before it is folded (:meth:`~..storage.SessionRecords.settle`),
   so each version's turns follow the previous version's in log order.
 * **a deadline**: a fold started by ``add`` gives up after ``retry.fold_deadline``
   seconds (its turns wait, unfolded, for a later add), so a hanging summarizer cannot
@@ -124,7 +124,11 @@ class _Lease:
         """Claim (or renew) the lease; whether this fold holds it."""
         scope = self.scope
         self.held = yield from store_call(
-            scope.store.claim_fold, scope.namespace, scope.session_id, self.holder, self.period
+            scope.store.records.claim_fold,
+            scope.namespace,
+            scope.session_id,
+            self.holder,
+            self.period,
         )
         self.refused = not self.held
         return self.held
@@ -134,7 +138,7 @@ class _Lease:
         scope = self.scope
         try:
             yield from store_call(
-                scope.store.release_fold,
+                scope.store.records.release_fold,
                 scope.namespace,
                 scope.session_id,
                 self.holder,
@@ -275,7 +279,7 @@ class Folder:
         loads again (:data:`MAX_FOLD_RELOADS`).
         """
         scope = self.scope
-        state = yield from store_call(scope.store.load, scope.namespace, scope.session_id)
+        state = yield from store_call(scope.store.records.load, scope.namespace, scope.session_id)
         progress.summary = state.summary
         plan = self._plan(state, force, reserve, keep)
         self.observe(state.turns, state.question)
@@ -286,7 +290,7 @@ class Folder:
             if not (yield from lease.claim_steps()):
                 return False  # another writer folds the session now
             claimed = True
-        settled = yield from store_call(scope.store.settle, state)
+        settled = yield from store_call(scope.store.records.settle, state)
         if settled is not state:  # late turns moved after the summary: plan them in order
             state = settled
             plan = self._plan(state, force, reserve, keep)
@@ -306,7 +310,7 @@ class Folder:
                 t.id for t in state.turns if t.id not in done_ids and t.seq < new.last_seq
             )
             new = replace(new, passed_ids=passed)
-            won = yield from store_call(scope.store.commit_summary, new, repair)
+            won = yield from store_call(scope.store.records.commit_summary, new, repair)
             if not won:
                 return True
             progress.summary, repair = new, ()

@@ -236,7 +236,7 @@ class RecursiveMemory(Engine):
         if k is not None:
             check_count("k", k)
         check_tokens("reserve", reserve)
-        state = yield from store_call(self.store.load, self.namespace, self.session_id)
+        state = yield from store_call(self.store.records.load, self.namespace, self.session_id)
         self._folder.observe(state.turns, state.question)
         base = self._build_context(state, reserve=reserve)
         if query is None or not query.strip() or self.config.recall_tokens == 0:
@@ -257,9 +257,9 @@ class RecursiveMemory(Engine):
 
     def _reindex_steps(self) -> Steps[int]:
         yield from self.user_steps()
-        turns = yield from store_call(self.store.turns, self.namespace, self.session_id)
-        facts = yield from store_call(self.store.get_facts, self.namespace, self.session_id)
-        state = yield from store_call(self.store.load, self.namespace, self.session_id)
+        turns = yield from store_call(self.store.records.turns, self.namespace, self.session_id)
+        facts = yield from store_call(self.store.records.get_facts, self.namespace, self.session_id)
+        state = yield from store_call(self.store.records.load, self.namespace, self.session_id)
         shown = self._build_context(state).window
         window = {t.id for t in shown} - {state.question.id if state.question else None}
         archived = [t for t in turns if t.id not in window]
@@ -432,7 +432,9 @@ class RecursiveMemory(Engine):
 
     def _facts_steps(self) -> Steps[list[Fact]]:
         yield from self.user_steps()
-        return (yield from store_call(self.store.get_facts, self.namespace, self.session_id))
+        return (
+            yield from store_call(self.store.records.get_facts, self.namespace, self.session_id)
+        )
 
     def reindex(self) -> int:
         """Embed every archived turn and fact that has no vector yet.
@@ -484,7 +486,11 @@ class RecursiveMemory(Engine):
         return await self.runner.arun(self._summary_steps())
 
     def _summary_steps(self) -> Steps[Summary | None]:
-        return (yield from store_call(self.store.latest_summary, self.namespace, self.session_id))
+        return (
+            yield from store_call(
+                self.store.records.latest_summary, self.namespace, self.session_id
+            )
+        )
 
 
 def _check_settings(

@@ -99,11 +99,13 @@ class Rebuilder:
             if whole_user:
                 done.append(session_id)
                 yield from store_call(
-                    store.set_rebuild_marker, ns, user, FACTS_TASK, done, user=True
+                    store.records.set_rebuild_marker, ns, user, FACTS_TASK, done, user=True
                 )
         yield from self._facts_vectors_steps(run)
         if whole_user:
-            yield from store_call(store.set_rebuild_marker, ns, user, FACTS_TASK, None, user=True)
+            yield from store_call(
+                store.records.set_rebuild_marker, ns, user, FACTS_TASK, None, user=True
+            )
         return run.result(sessions)
 
     def _plan_steps(self, sessions: Sequence[str], on_progress: OnProgress) -> Steps[RebuildRun]:
@@ -111,8 +113,8 @@ class Rebuilder:
         store, ns = self.scope.store, self.scope.namespace
         total = 1
         for session_id in sessions:
-            marker = yield from store_call(store.rebuild_marker, ns, session_id, FACTS_TASK)
-            versions = yield from store_call(store.summaries, ns, session_id)
+            marker = yield from store_call(store.records.rebuild_marker, ns, session_id, FACTS_TASK)
+            versions = yield from store_call(store.records.summaries, ns, session_id)
             after = int(marker or 0)
             total += 1 + (sum(v.version > after for v in versions) if self.facts_on else 0)
         return RebuildRun(total, on_progress)
@@ -127,46 +129,52 @@ class Rebuilder:
         version (a session's marker would skip the versions whose facts were wiped).
         """
         store, ns = self.scope.store, self.scope.namespace
-        done = yield from store_call(store.rebuild_marker, ns, user, FACTS_TASK, user=True)
+        done = yield from store_call(store.records.rebuild_marker, ns, user, FACTS_TASK, user=True)
         if done is not None:
             return [str(s) for s in done], True
         if self.facts_on:
-            yield from store_call(store.drop_user_facts, ns, user)
+            yield from store_call(store.records.drop_user_facts, ns, user)
         for session_id in sessions:
-            yield from store_call(store.set_rebuild_marker, ns, session_id, FACTS_TASK, None)
-        yield from store_call(store.set_rebuild_marker, ns, user, FACTS_TASK, [], user=True)
+            yield from store_call(
+                store.records.set_rebuild_marker, ns, session_id, FACTS_TASK, None
+            )
+        yield from store_call(store.records.set_rebuild_marker, ns, user, FACTS_TASK, [], user=True)
         return [], False
 
     def _session_steps(self, session_id: str, run: RebuildRun, *, statements: bool) -> Steps[None]:
         """Rebuild one session's facts and window vectors (resuming from its marker)."""
         store, ns, space = self.scope.store, self.scope.namespace, self.models.space
-        marker = yield from store_call(store.rebuild_marker, ns, session_id, FACTS_TASK)
+        marker = yield from store_call(store.records.rebuild_marker, ns, session_id, FACTS_TASK)
         if marker is not None:
             run.resumed = True
         else:
             if self.facts_on:
-                yield from store_call(store.drop_facts, ns, session_id, statements=statements)
+                yield from store_call(
+                    store.records.drop_facts, ns, session_id, statements=statements
+                )
             if space is not None:
-                yield from store_call(store.drop_vectors, space, ns, session_id)
+                yield from store_call(store.records.drop_vectors, space, ns, session_id)
             marker = 0
-            yield from store_call(store.set_rebuild_marker, ns, session_id, FACTS_TASK, 0)
+            yield from store_call(store.records.set_rebuild_marker, ns, session_id, FACTS_TASK, 0)
         if self.facts_on:
-            versions = yield from store_call(store.summaries, ns, session_id)
+            versions = yield from store_call(store.records.summaries, ns, session_id)
             for version in [v for v in versions if v.version > int(marker)]:
-                chunk = yield from store_call(store.get_turns, ns, session_id, version.turn_ids)
+                chunk = yield from store_call(
+                    store.records.get_turns, ns, session_id, version.turn_ids
+                )
                 facts = yield from self.summarizer.facts_steps(chunk)
                 if facts:
                     merged = yield from store_call(
-                        store.upsert_facts, ns, session_id, stated(facts, chunk)
+                        store.records.upsert_facts, ns, session_id, stated(facts, chunk)
                     )
                     run.facts += len(merged)
                 run.versions += 1
                 yield from store_call(
-                    store.set_rebuild_marker, ns, session_id, FACTS_TASK, version.version
+                    store.records.set_rebuild_marker, ns, session_id, FACTS_TASK, version.version
                 )
                 run.step(session_id, "facts")
         run.vectors += yield from self._windows_steps(session_id)
-        yield from store_call(store.set_rebuild_marker, ns, session_id, FACTS_TASK, None)
+        yield from store_call(store.records.set_rebuild_marker, ns, session_id, FACTS_TASK, None)
         run.step(session_id, "vectors")
 
     def _windows_steps(self, session_id: str) -> Steps[int]:
@@ -177,8 +185,8 @@ class Rebuilder:
         archive = self.archive
         if session_id != self.scope.session_id:
             archive = ArchiveIndex(SessionScope(store, ns, session_id), self.archive.params)
-        state = yield from store_call(store.load, ns, session_id)
-        log = yield from store_call(store.turns, ns, session_id)
+        state = yield from store_call(store.records.load, ns, session_id)
+        log = yield from store_call(store.records.turns, ns, session_id)
         folded = [t.id for t in log if t.folded_in and t.turn.text.strip()]
         return (yield from archive.embed_steps(state, space, folded))
 
@@ -186,6 +194,8 @@ class Rebuilder:
         """Embed the facts the memory sees (its user's too) again."""
         scope = self.scope
         if self.models.space is not None:
-            facts = yield from store_call(scope.store.get_facts, scope.namespace, scope.session_id)
+            facts = yield from store_call(
+                scope.store.records.get_facts, scope.namespace, scope.session_id
+            )
             run.vectors += yield from self.derived.index_steps((), facts, None)
         run.step(scope.session_id, "vectors")

@@ -15,7 +15,7 @@ as the session grows (never rebuilt per read); the facts' BM25 index is rebuilt 
 they change.
 
 **A user's sessions.** When the session belongs to a user, its facts are the user's (learned
-in any of the user's sessions, see :meth:`~..storage.MemoryStore.get_facts`): they are
+in any of the user's sessions, see :meth:`~..storage.SessionRecords.get_facts`): they are
 recalled by default, read again whenever the user's facts change (its stamp). Archived
 turns come from this session only (``scope="session"``, the default: another
 conversation's words only when asked) or from every session of the user
@@ -173,7 +173,7 @@ class Recaller:
             )
         store, ns, sid = self.scope.store, self.scope.namespace, self.scope.session_id
         if state is None:
-            state = yield from store_call(store.load, ns, sid)
+            state = yield from store_call(store.records.load, ns, sid)
         if exclude is None:
             exclude = {t.id for t in self.builder.build(state).window if t.id is not None}
         facts: Sequence[Fact] = ()
@@ -228,12 +228,16 @@ class Recaller:
         version = (summary.version, summary.fold_id) if summary is not None else None
         key: tuple[Any, ...] | None = (version,) if version is not None else None
         if user is not None:
-            stamp = yield from store_call(self.scope.store.user_stamp, self.scope.namespace, user)
+            stamp = yield from store_call(
+                self.scope.store.records.user_stamp, self.scope.namespace, user
+            )
             key = (version, stamp)
         cache = self._cache()
         if key is None or cache.facts_key != key:
             scope = self.scope
-            facts = yield from store_call(scope.store.get_facts, scope.namespace, scope.session_id)
+            facts = yield from store_call(
+                scope.store.records.get_facts, scope.namespace, scope.session_id
+            )
             cache.facts = tuple(facts)
             cache.fact_candidates = tuple(
                 Candidate(self.derived.fact_record_id(f), "fact", f.key, text_hash(f.text))

@@ -162,7 +162,9 @@ class Summarizer:
     def _related_facts_steps(self, turns: Sequence[Turn]) -> Steps[list[Fact]]:
         """The stored facts most related to ``turns`` (shown to the model to update them)."""
         scope = self.scope
-        stored = yield from store_call(scope.store.get_facts, scope.namespace, scope.session_id)
+        stored = yield from store_call(
+            scope.store.records.get_facts, scope.namespace, scope.session_id
+        )
         if len(stored) <= KNOWN_FACTS_IN_PROMPT:
             return stored
         index = LexicalIndex([f"{f.key} {f.text}" for f in stored])

@@ -106,7 +106,9 @@ def vectors_steps(
             missing.append(cand.record_id)
     if not missing:
         return found
-    records = yield from store_call(source.vectors_by_ids, space, namespace, session_id, missing)
+    records = yield from store_call(
+        source.records.vectors_by_ids, space, namespace, session_id, missing
+    )
     digests = {c.record_id: c.text_hash for c in wanted}
     fresh = []
     for rec in records:

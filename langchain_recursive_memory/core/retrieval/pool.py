@@ -188,7 +188,7 @@ def user_pool_steps(
         The user's session ids (the asking one last if it is not stored to yet) and their
         indexes, in the same order: a :class:`TurnPool`'s ``sessions`` and ``indexes``.
     """
-    sessions = yield from store_call(store.user_sessions, namespace, user_id)
+    sessions = yield from store_call(store.records.user_sessions, namespace, user_id)
     ids = [s.session_id for s in sessions]
     if session_id not in ids:  # a new session, not stored to yet
         ids.append(session_id)

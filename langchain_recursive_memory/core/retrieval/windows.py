@@ -200,7 +200,9 @@ class WindowVectors:
             return 0
         namespace, session_id = scope
         ids = [c.record_id for _, _, c in missing]
-        records = yield from store_call(source.vectors_by_ids, space, namespace, session_id, ids)
+        records = yield from store_call(
+            source.records.vectors_by_ids, space, namespace, session_id, ids
+        )
         stored = {rec.id: rec for rec in records}
         still: list[tuple[int, int, Candidate]] = []
         found: list[tuple[int, int, Candidate, np.ndarray]] = []
@@ -224,7 +226,7 @@ class WindowVectors:
             VectorRecord(c.record_id, c.kind, c.ref, v, c.text_hash)
             for (_, _, c), v in zip(still, vectors, strict=True)
         ]
-        yield from store_call(source.add_vectors, space, namespace, session_id, new)
+        yield from store_call(source.records.add_vectors, space, namespace, session_id, new)
         units = [(r, i, c, unit(v)) for (r, i, c), v in zip(still, vectors, strict=True)]
         self._apply(space, [(r, i, c, v) for r, i, c, v in units if v is not None])
         return len(new)

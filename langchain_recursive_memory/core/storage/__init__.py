@@ -40,25 +40,34 @@ explicit embedding (a one-dimensional placeholder in the non-vector collections)
 Modules: :mod:`.keys` (schema, ids, filters), :mod:`.records` (what reads return),
 :mod:`.client` (the chromadb client and the retried call), one repository per collection
 (:mod:`.turns`, :mod:`.summaries`, :mod:`.facts`, :mod:`.nodes`, :mod:`.usage`,
-:mod:`.sessions`, :mod:`.vectors`), and :mod:`.store`, the :class:`MemoryStore` facade.
+:mod:`.sessions`, :mod:`.users`, :mod:`.vectors`), :mod:`.repositories` (all of them,
+opened together), :mod:`.session_records` (:class:`~.session_records.SessionRecords`,
+the engines' protocol, with its parts :class:`~.users.UserDirectory` and
+:class:`~.lifecycle.SessionLifecycle`), and :mod:`.store`, :class:`MemoryStore`, what
+applications call (it holds the engines' protocol as ``store.records``).
 
 Example:
     >>> from langchain_recursive_memory.core import MemoryStore, Turn
     >>> store = MemoryStore.in_memory()
-    >>> _ = store.append("default", "s1", [Turn(role="user", text="hi")], [5], "o200k_base")
-    >>> [t.turn.text for t in store.load("default", "s1").turns]
+    >>> records = store.records  # the engines' protocol
+    >>> _ = records.append("default", "s1", [Turn(role="user", text="hi")], [5], "o200k_base")
+    >>> [t.turn.text for t in records.load("default", "s1").turns]
+    ['hi']
+    >>> [t.turn.text for t in store.turns("default", "s1")]
     ['hi']
 """
 
 from .client import default_path
 from .keys import DEFAULT_NAMESPACE, session_key, text_hash, validate_scope
 from .records import SessionInfo, SessionState, StoredTurn, Summary, UserInfo, VectorRecord
+from .session_records import SessionRecords
 from .store import MemoryStore
 
 __all__ = [
     "DEFAULT_NAMESPACE",
     "MemoryStore",
     "SessionInfo",
+    "SessionRecords",
     "SessionState",
     "StoredTurn",
     "Summary",

@@ -1,7 +1,9 @@
 """The lifecycle of sessions and users: listing, describing, expiring, clearing, forgetting.
 
-:class:`SessionLifecycle` is the part of :class:`~.store.MemoryStore` that works on
-whole sessions and users, through the store's repositories.
+:class:`SessionLifecycle` is the part of :class:`~.session_records.SessionRecords` that
+works on whole sessions and users, through the store's repositories;
+:class:`~.store.MemoryStore` offers its listing, expiring, clearing and forgetting to
+applications.
 
 **A user's facts when one of its sessions goes.** ``clear()`` and ``expire()`` work per
 session, and what a session stated is taken out of its user's facts with it: a fact only
@@ -21,16 +23,10 @@ from typing import Any
 
 from ..cache import StoreCaches
 from ..errors import ConfigurationError
-from .facts import FactTable
 from .keys import EVENT_KIND, Scope, UserScope, kinds_filter
-from .nodes import EventNodes, TurnNodes
 from .records import SessionInfo
-from .sessions import SessionList
-from .summaries import SummaryLog
-from .turns import TurnLog
-from .usage import UsageLog
-from .users import UserStore
-from .vectors import VectorSpaces
+from .repositories import Repositories
+from .users import UserDirectory
 
 __all__ = ["EXPIRE_BY", "SessionLifecycle"]
 
@@ -42,22 +38,36 @@ def _finite(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-class SessionLifecycle(UserStore):
-    """Whole-session and whole-user operations of :class:`~.store.MemoryStore` (its base)."""
+class SessionLifecycle:
+    """Whole-session and whole-user operations over the store's repositories.
 
-    caches: StoreCaches
-    _turn_log: TurnLog
-    _sessions: SessionList
-    _summary_log: SummaryLog
-    _facts: FactTable
-    _notes: TurnNodes
-    _events: EventNodes
-    _usage: UsageLog
-    _vector_spaces: VectorSpaces
+    A part of :class:`~.session_records.SessionRecords` (its :attr:`lifecycle`).
+
+    Args:
+        repos: The store's repositories.
+        directory: Which user each session belongs to (and the users' facts).
+        caches: The store's caches (what a deletion deleted leaves them).
+
+    Example:
+        >>> from langchain_recursive_memory.core import MemoryStore, Turn
+        >>> records = MemoryStore.in_memory().records
+        >>> _ = records.append("default", "s1", [Turn(role="user", text="hi")], [5], "o200k_base")
+        >>> lifecycle = records.lifecycle
+        >>> [s.session_id for s in lifecycle.sessions()]
+        ['s1']
+        >>> lifecycle.clear("default", "s1")
+        >>> lifecycle.sessions()
+        []
+    """
+
+    def __init__(self, repos: Repositories, directory: UserDirectory, caches: StoreCaches) -> None:
+        self.repos = repos
+        self.directory = directory
+        self.caches = caches
 
     def sessions(self, namespace: str | None = None) -> list[SessionInfo]:
         """List sessions (of one namespace, or all), oldest first."""
-        return self._sessions.entries(namespace)
+        return self.repos.session_list.entries(namespace)
 
     def describe_session(
         self, namespace: str, session_id: str, settings: Mapping[str, str | int | float]
@@ -67,11 +77,11 @@ class SessionLifecycle(UserStore):
         The engines record it on their first write in a process; the command line reads it
         to show and recall a session the way it was made.
         """
-        self._sessions.describe(self._scope(namespace, session_id), settings)
+        self.repos.session_list.describe(self.directory.scope(namespace, session_id), settings)
 
     def session_settings(self, namespace: str, session_id: str) -> dict[str, Any]:
         """How the session's memory was made (see :meth:`describe_session`), or empty."""
-        return self._sessions.settings(Scope.of(namespace, session_id))
+        return self.repos.session_list.settings(Scope.of(namespace, session_id))
 
     def activity(
         self, namespace: str | None = None, *, by: str = "written"
@@ -89,7 +99,7 @@ class SessionLifecycle(UserStore):
         """
         if by not in EXPIRE_BY:
             raise ConfigurationError.for_value("by", by, f"must be one of {EXPIRE_BY}")
-        return self._turn_log.activity(namespace, created=by == "created")
+        return self.repos.turn_log.activity(namespace, created=by == "created")
 
     def expire(
         self,
@@ -143,15 +153,15 @@ class SessionLifecycle(UserStore):
         return [key for key in candidates if self._expire_one(Scope.of(*key), written_before)]
 
     def _expire_one(self, scope: Scope, cutoff: float) -> bool:
-        user = self.session_user(scope.namespace, scope.session_id)
-        taken = self._turn_log.take_before(scope, int(cutoff * 1e9))
-        if self._turn_log.any_left(scope):
-            self._turn_log.restore(taken)  # a turn arrived: the session is active
+        user = self.directory.session_user(scope.namespace, scope.session_id)
+        taken = self.repos.turn_log.take_before(scope, int(cutoff * 1e9))
+        if self.repos.turn_log.any_left(scope):
+            self.repos.turn_log.restore(taken)  # a turn arrived: the session is active
             return False
         self._clear_derived(scope, user)
-        if self._turn_log.any_left(scope):
+        if self.repos.turn_log.any_left(scope):
             # A turn arrived in the last step: keep it listed (and its user's).
-            self._sessions.register(Scope.of(scope.namespace, scope.session_id, user))
+            self.repos.session_list.register(Scope.of(scope.namespace, scope.session_id, user))
         return True
 
     def clear(self, namespace: str, session_id: str) -> None:
@@ -160,27 +170,27 @@ class SessionLifecycle(UserStore):
         What the session stated is taken out of its user's facts (see the module doc).
         """
         scope = Scope.of(namespace, session_id)
-        user = self.session_user(namespace, session_id)
-        self._turn_log.clear(scope)
+        user = self.directory.session_user(namespace, session_id)
+        self.repos.turn_log.clear(scope)
         self._clear_derived(scope, user)
 
     def _clear_derived(self, scope: Scope, user: str | None) -> None:
         if user is not None:
-            self._drop_from_user(scope.namespace, scope.session_id, user)
-        self._summary_log.clear(scope)
-        self._facts.clear(scope)
-        self._notes.clear(scope)
-        self._events.clear(scope)
-        self._usage.clear(scope)
-        self._vector_spaces.clear(scope)
-        self._sessions.clear(scope)  # last: a session stays listed until all else is gone
-        self._forget_user_of(scope.namespace, scope.session_id)
+            self.directory.drop_from_user(scope.namespace, scope.session_id, user)
+        self.repos.summary_log.clear(scope)
+        self.repos.fact_table.clear(scope)
+        self.repos.turn_nodes.clear(scope)
+        self.repos.event_nodes.clear(scope)
+        self.repos.usage_log.clear(scope)
+        self.repos.vector_spaces.clear(scope)
+        self.repos.session_list.clear(scope)  # last: a session stays listed until all else is gone
+        self.directory.forget_session(scope.namespace, scope.session_id)
         self.caches.drop(scope.namespace, [scope.session_id])  # nothing deleted stays cached
         owner = UserScope.of(scope.namespace, user) if user is not None else None
-        if owner is not None and not self._sessions.of_user(owner):
+        if owner is not None and not self.repos.session_list.of_user(owner):
             self._delete_user_own(owner)  # its last session is gone: so is the user
         elif owner is not None:
-            self._users.touch_sessions(owner)
+            self.repos.user_list.touch_sessions(owner)
 
     # -- derived state dropped for a rebuild (see :mod:`..recursive.rebuild`) --------------
 
@@ -190,52 +200,43 @@ class SessionLifecycle(UserStore):
         A rebuild starts so: the facts are then extracted again from the log.
         """
         scope = Scope.of(namespace, session_id)
-        user = self.session_user(namespace, session_id)
+        user = self.directory.session_user(namespace, session_id)
         if statements and user is not None:
-            self._drop_from_user(namespace, session_id, user)
-        self._facts.clear(scope)
+            self.directory.drop_from_user(namespace, session_id, user)
+        self.repos.fact_table.clear(scope)
 
     def drop_vectors(self, space: str, namespace: str, session_id: str) -> None:
         """Delete the session's vectors of one embedder (not its user's facts')."""
         scope = Scope.of(namespace, session_id)
-        self._vector_spaces.delete_where(scope.where, spaces=[space])
+        self.repos.vector_spaces.delete_where(scope.where, spaces=[space])
 
     def drop_user_facts(self, namespace: str, user_id: str) -> None:
         """Delete every fact of the user and their vectors (a user's rebuild starts so)."""
         user = UserScope.of(namespace, user_id)
-        self._facts.clear(user)
-        self._vector_spaces.clear(user)
-        self._users.touch(user)
+        self.repos.fact_table.clear(user)
+        self.repos.vector_spaces.clear(user)
+        self.repos.user_list.touch(user)
 
     def drop_nodes(self, namespace: str, session_id: str) -> None:
         """Delete the session's HiGMem turn and event nodes and the events' vectors."""
         scope = Scope.of(namespace, session_id)
-        self._notes.clear(scope)
-        self._events.clear(scope)
-        self._vector_spaces.delete_where(kinds_filter(scope.key, [EVENT_KIND]))
+        self.repos.turn_nodes.clear(scope)
+        self.repos.event_nodes.clear(scope)
+        self.repos.vector_spaces.delete_where(kinds_filter(scope.key, [EVENT_KIND]))
 
     def _delete_user_own(self, user: UserScope) -> None:
         """Delete the user's own records: its facts, their vectors, its record."""
-        self._facts.clear(user)
-        self._vector_spaces.clear(user)
-        self._users.clear(user)
+        self.repos.fact_table.clear(user)
+        self.repos.vector_spaces.clear(user)
+        self.repos.user_list.clear(user)
 
     def _delete_user(self, user: UserScope) -> None:
         """Delete everything the user owns and every record tagged with it."""
         self._delete_user_own(user)
         everything = user.everything
-        for repo in (
-            self._turn_log,
-            self._summary_log,
-            self._facts,
-            self._notes,
-            self._events,
-            self._usage,
-            self._sessions,
-            self._users,
-        ):
+        for repo in self.repos.scoped():
             repo.delete_where(f"delete the user's {repo.label}", everything)
-        self._vector_spaces.delete_where(everything)
+        self.repos.vector_spaces.delete_where(everything)
 
     def forget_user(self, namespace: str, user_id: str) -> list[str]:
         """Delete every session of the user and everything the user owns.
@@ -253,10 +254,10 @@ class SessionLifecycle(UserStore):
             InvalidInputError: For a bad namespace or user id.
         """
         user = UserScope.of(namespace, user_id)
-        sessions = [s.session_id for s in self._sessions.of_user(user)]
+        sessions = [s.session_id for s in self.repos.session_list.of_user(user)]
         for session_id in sessions:
             scope = Scope.of(namespace, session_id)
-            self._turn_log.clear(scope)
+            self.repos.turn_log.clear(scope)
             self._clear_derived(scope, None)
         self._delete_user(user)
         self.caches.drop(namespace, sessions, user_id)

@@ -23,7 +23,7 @@ lease's mechanism, :data:`USER_LEASE_PERIOD`); a fold that cannot get it within
 Example:
     >>> from langchain_recursive_memory.core import MemoryStore
     >>> store = MemoryStore.in_memory()
-    >>> store.join_user("default", "monday-chat", "ada")
+    >>> store.records.join_user("default", "monday-chat", "ada")
     >>> store.session_user("default", "monday-chat"), [u.user_id for u in store.users()]
     ('ada', ['ada'])
 """
@@ -37,20 +37,19 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..cache import StoreCaches, session_cache_key, user_cache_key
 from ..errors import ConfigurationError, StoreError
 from ..facts import Fact, merge_user_fact, without_session
-from .facts import FactTable
 from .keys import Scope, UserScope, rebuild_key, user_record_id
 from .records import SessionInfo, UserInfo
 from .repository import ListRepository, decoded
-from .sessions import SessionList
-from .summaries import SummaryLog
-from .vectors import VectorSpaces
 
-__all__ = ["UserList", "UserStore"]
+if TYPE_CHECKING:
+    from .repositories import Repositories
+
+__all__ = ["UserDirectory", "UserList"]
 
 
 def _user_info(meta: Mapping[str, Any]) -> UserInfo:
@@ -137,20 +136,28 @@ class UserList(ListRepository):
         return out
 
 
-class UserStore:
-    """The users' part of :class:`~.store.MemoryStore` (a base class of it).
+class UserDirectory:
+    """Which user each session belongs to, the users' own facts, and rebuild markers.
 
-    Every method validates its namespace and ids (``InvalidInputError``).
+    A part of :class:`~.session_records.SessionRecords` (its :attr:`directory`), over the
+    store's repositories and caches. Every method validates its namespace and ids
+    (``InvalidInputError``).
+
+    Args:
+        repos: The store's repositories.
+        caches: The store's caches (which user each session belongs to is kept there).
+
+    Example:
+        >>> from langchain_recursive_memory.core import MemoryStore
+        >>> directory = MemoryStore.in_memory().records.directory
+        >>> directory.join_user("default", "s1", "ada")
+        >>> directory.session_user("default", "s1"), directory.scope("default", "s1").user_id
+        ('ada', 'ada')
     """
 
-    identity: str
-    caches: StoreCaches
-    prefix: str
-    _sessions: SessionList
-    _users: UserList
-    _facts: FactTable
-    _vector_spaces: VectorSpaces
-    _summary_log: SummaryLog
+    def __init__(self, repos: Repositories, caches: StoreCaches) -> None:
+        self.repos = repos
+        self.caches = caches
 
     # -- which user a session belongs to ---------------------------------------------------
 
@@ -163,10 +170,11 @@ class UserStore:
     ) -> None:
         self.caches.users.put(session_cache_key(namespace, session_id), _Known(user, recorded))
 
-    def _forget_user_of(self, namespace: str, session_id: str) -> None:
+    def forget_session(self, namespace: str, session_id: str) -> None:
+        """Drop what this process knows of the session's user (it was deleted)."""
         self.caches.users.pop(session_cache_key(namespace, session_id))
 
-    def _scope(self, namespace: str, session_id: str) -> Scope:
+    def scope(self, namespace: str, session_id: str) -> Scope:
         """The session's scope, with its user when this process knows it (no I/O)."""
         scope = Scope.of(namespace, session_id)
         known = self._known(namespace, session_id)
@@ -176,7 +184,7 @@ class UserStore:
         """The user the session belongs to, or None (read once per process, then kept)."""
         known = self._known(namespace, session_id)
         if known is None:
-            known = _Known(self._sessions.user_of(Scope.of(namespace, session_id)))
+            known = _Known(self.repos.session_list.user_of(Scope.of(namespace, session_id)))
             self._remember_user(namespace, session_id, known.user)
         return known.user
 
@@ -215,10 +223,10 @@ class UserStore:
         known = self._known(namespace, session_id)
         if known is not None and known.recorded and known.user == user_id:
             return
-        self._users.register(user)
-        before = self._sessions.join(scope)
+        self.repos.user_list.register(user)
+        before = self.repos.session_list.join(scope)
         if before is None:
-            self._users.touch_sessions(user)
+            self.repos.user_list.touch_sessions(user)
         if before is not None and before != user_id:
             self._remember_user(namespace, session_id, before)
             raise ConfigurationError.for_value(
@@ -231,7 +239,7 @@ class UserStore:
 
     def users(self, namespace: str | None = None) -> list[UserInfo]:
         """List users (of one namespace, or all), oldest first."""
-        return self._users.entries(namespace)
+        return self.repos.user_list.entries(namespace)
 
     def user_sessions(self, namespace: str, user_id: str) -> list[SessionInfo]:
         """The sessions of a user, oldest first.
@@ -240,12 +248,12 @@ class UserStore:
         one they were listed at: a user's every read need not list its sessions again.
         """
         user = UserScope.of(namespace, user_id)
-        stamp = self._users.sessions_stamp(user)
+        stamp = self.repos.user_list.sessions_stamp(user)
         key = (*user_cache_key(namespace, user_id), "sessions")
         cached = self.caches.users.get(key)
         if stamp and cached is not None and cached[0] == stamp:
             return list(cached[1])
-        found = self._sessions.of_user(user)
+        found = self.repos.session_list.of_user(user)
         if stamp:
             self.caches.users.put(key, (stamp, tuple(found)))
         return found
@@ -254,11 +262,11 @@ class UserStore:
 
     def user_facts(self, namespace: str, user_id: str) -> list[Fact]:
         """Return the user's facts (learned in any of its sessions), oldest first."""
-        return self._facts.get(UserScope.of(namespace, user_id))
+        return self.repos.fact_table.get(UserScope.of(namespace, user_id))
 
     def user_stamp(self, namespace: str, user_id: str) -> str:
         """A token that changes whenever the user's facts change ("" for no user)."""
-        return self._users.stamp(UserScope.of(namespace, user_id))
+        return self.repos.user_list.stamp(UserScope.of(namespace, user_id))
 
     @contextmanager
     def _merging(self, user: UserScope) -> Iterator[None]:
@@ -273,7 +281,7 @@ class UserStore:
         with _user_lock(self.caches, user):
             holder = uuid.uuid4().hex
             deadline = time.monotonic() + USER_LEASE_WAIT
-            log = self._summary_log
+            log = self.repos.summary_log
             while not log.claim_lease(user, holder, USER_LEASE_PERIOD, time.time()):
                 if time.monotonic() > deadline:
                     raise StoreError(
@@ -286,22 +294,25 @@ class UserStore:
             finally:
                 log.release_lease(user, holder, USER_LEASE_PERIOD, time.time())
 
-    def _upsert_user_facts(self, scope: Scope, facts: Sequence[Fact]) -> list[Fact]:
+    def upsert_user_facts(self, scope: Scope, facts: Sequence[Fact]) -> list[Fact]:
         """Merge a session's facts into its user's (one record per user and key)."""
         assert scope.user_id is not None
         user = UserScope.of(scope.namespace, scope.user_id)
         with self._merging(user):
-            stored = {f.key: f for f in self._facts.get(user, self._facts.ids(user, facts))}
+            stored = {
+                f.key: f
+                for f in self.repos.fact_table.get(user, self.repos.fact_table.ids(user, facts))
+            }
             merged: dict[str, Fact] = {}
             for fact in facts:
                 old = merged.get(fact.key, stored.get(fact.key))
                 merged[fact.key] = merge_user_fact(old, fact, scope.session_id)
             out = list(merged.values())
-            self._facts.put(user, out)
-            self._users.touch(user)
+            self.repos.fact_table.put(user, out)
+            self.repos.user_list.touch(user)
         return out
 
-    def _drop_from_user(self, namespace: str, session_id: str, user_id: str) -> None:
+    def drop_from_user(self, namespace: str, session_id: str, user_id: str) -> None:
         """Take what session ``session_id`` stated out of its user's facts.
 
         A fact only that session stated is deleted; the others fall back to their newest
@@ -312,18 +323,18 @@ class UserStore:
         """
         user = UserScope.of(namespace, user_id)
         with self._merging(user):
-            facts = [f for f in self._facts.get(user) if session_id in f.session_ids]
+            facts = [f for f in self.repos.fact_table.get(user) if session_id in f.session_ids]
             if not facts:
                 return
             kept = [left for f in facts if (left := without_session(f, session_id)) is not None]
-            ids = self._facts.ids(user, facts)
+            ids = self.repos.fact_table.ids(user, facts)
             kept_text = {f.key: f.text for f in kept}
             gone = [i for i, f in zip(ids, facts, strict=True) if f.key not in kept_text]
             stale = [i for i, f in zip(ids, facts, strict=True) if kept_text.get(f.key) != f.text]
-            self._facts.delete_ids("delete the user's facts", gone)
-            self._facts.put(user, kept)
-            self._vector_spaces.delete_ids(stale)
-            self._users.touch(user)
+            self.repos.fact_table.delete_ids("delete the user's facts", gone)
+            self.repos.fact_table.put(user, kept)
+            self.repos.vector_spaces.delete_ids(stale)
+            self.repos.user_list.touch(user)
 
     # -- rebuild markers ---------------------------------------------------------------------
 
@@ -338,9 +349,9 @@ class UserStore:
         """
         key = rebuild_key(task)
         if user:
-            value = self._users.marker(UserScope.of(namespace, owner), key)
+            value = self.repos.user_list.marker(UserScope.of(namespace, owner), key)
         else:
-            value = self._sessions.marker(Scope.of(namespace, owner), key)
+            value = self.repos.session_list.marker(Scope.of(namespace, owner), key)
         return json.loads(value) if value is not None else None
 
     def set_rebuild_marker(
@@ -350,6 +361,6 @@ class UserStore:
         key = rebuild_key(task)
         value = json.dumps(progress) if progress is not None else None
         if user:
-            self._users.set_marker(UserScope.of(namespace, owner), key, value)
+            self.repos.user_list.set_marker(UserScope.of(namespace, owner), key, value)
         else:
-            self._sessions.set_marker(self._scope(namespace, owner), key, value)
+            self.repos.session_list.set_marker(self.scope(namespace, owner), key, value)

@@ -1,0 +1,432 @@
+"""The engines' protocol: :class:`SessionRecords`, one object over the store's repositories.
+
+What the engines (:mod:`..engine`, :mod:`..recursive`, :mod:`..higmem`) and the adapters
+read and write through: the turn log, summary versions and the fold lease, facts,
+vectors, HiGMem's nodes, upkeep usage, which user a session belongs to, rebuild markers
+and the derived state a rebuild drops. A :class:`~.store.MemoryStore` holds one
+(``store.records``); applications use the store's own methods instead.
+
+It is composed of two parts besides the repositories (:class:`~.repositories.
+Repositories`): :attr:`SessionRecords.directory` (:class:`~.users.UserDirectory`: users)
+and :attr:`SessionRecords.lifecycle` (:class:`~.lifecycle.SessionLifecycle`: whole
+sessions and users).
+
+Every method taking a namespace and session id validates them first
+(:func:`~.keys.validate_scope`) and raises ``InvalidInputError`` for bad ones; a failed
+Chroma call raises ``StoreError``.
+
+Example:
+    >>> from langchain_recursive_memory.core import MemoryStore, Turn
+    >>> records = MemoryStore.in_memory().records
+    >>> _ = records.append("default", "s1", [Turn(role="user", text="hi")], [5], "o200k_base")
+    >>> [t.turn.text for t in records.load("default", "s1").turns]
+    ['hi']
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Container, Iterable, Mapping, Sequence
+from typing import Any
+
+from ..cache import StoreCaches
+from ..errors import InvalidInputError
+from ..events import Event, TurnNote
+from ..facts import Fact, merge_fact
+from ..turn import Turn, turn_list
+from ..usage import Usage, UsageRecord
+from ..validation import check_text, check_tokens
+from .client import StoreClient
+from .keys import Scope, UserScope, owned_fact_record_id, user_owned
+from .lifecycle import SessionLifecycle
+from .records import SessionInfo, SessionState, StoredTurn, Summary, VectorRecord
+from .repositories import Repositories
+from .users import UserDirectory
+
+__all__ = ["SessionRecords"]
+
+
+class SessionRecords:
+    """The engines' protocol over one store's repositories (not for applications).
+
+    Args:
+        client: The retried chromadb client.
+        prefix: The collection name prefix (validated by the caller).
+        caches: The store's caches.
+
+    Attributes:
+        caches: The store's caches (:class:`~..cache.StoreCaches`).
+        repos: The repositories, one per collection.
+        directory: Which user each session belongs to, the users' facts, rebuild markers.
+        lifecycle: Whole-session and whole-user operations (list, expire, clear, forget).
+
+    Raises:
+        StoreError: When the collections cannot be opened.
+
+    Example:
+        >>> from langchain_recursive_memory.core import MemoryStore
+        >>> records = MemoryStore.in_memory().records
+        >>> records.claim_fold("default", "s1", "me", 30.0), records.count_turns("default", "s1")
+        (True, 0)
+    """
+
+    def __init__(self, client: StoreClient, prefix: str, caches: StoreCaches) -> None:
+        self.caches = caches
+        self.repos = Repositories.open(client, prefix)
+        self.directory = UserDirectory(self.repos, caches)
+        self.lifecycle = SessionLifecycle(self.repos, self.directory, caches)
+
+    # -- turns ---------------------------------------------------------------------------
+
+    def append(
+        self,
+        namespace: str,
+        session_id: str,
+        turns: Sequence[Turn],
+        tokens: Sequence[int],
+        encoding: str,
+    ) -> list[StoredTurn]:
+        """Write turns to the log; durable when this returns.
+
+        Turns without an id get a new, time-ordered one. A turn whose id is already stored
+        in this session is not written again (the earlier record wins); repeated ids within
+        ``turns`` keep the first.
+
+        Args:
+            namespace: The namespace.
+            session_id: The session.
+            turns: The turns, in conversation order.
+            tokens: Each turn's token count.
+            encoding: The encoding the counts were made with.
+
+        Returns:
+            The turns as written, with ids, creation times and order keys.
+
+        Raises:
+            InvalidInputError: For a bad scope or mismatched lengths.
+            StoreError: When Chroma rejects the write (nothing was written).
+        """
+        scope = self.directory.scope(namespace, session_id)
+        turns = turn_list(turns)
+        if isinstance(tokens, str) or not isinstance(tokens, Sequence):
+            raise InvalidInputError.for_value("tokens", tokens, "must be a sequence of ints")
+        for count in tokens:
+            check_tokens("tokens", count)
+        check_text("encoding", encoding)
+        stored = self.repos.turn_log.stamp(scope, turns, tokens, encoding)
+        if stored:
+            self.repos.session_list.register(scope)
+            self.repos.turn_log.write(scope, stored)
+        return stored
+
+    def turns(self, namespace: str, session_id: str) -> list[StoredTurn]:
+        """Return every logged turn of the session, oldest first (folded or not)."""
+        return self.repos.turn_log.log(Scope.of(namespace, session_id))
+
+    def get_turns(
+        self, namespace: str, session_id: str, turn_ids: Iterable[str]
+    ) -> list[StoredTurn]:
+        """Return the session's turns with the given ids, oldest first (missing ids skipped)."""
+        return self.repos.turn_log.by_ids(Scope.of(namespace, session_id), turn_ids)
+
+    def count_turns(self, namespace: str, session_id: str) -> int:
+        """Return how many turns the session's log holds."""
+        return self.repos.turn_log.count(Scope.of(namespace, session_id))
+
+    # -- summaries -----------------------------------------------------------------------
+
+    def latest_summary(self, namespace: str, session_id: str) -> Summary | None:
+        """Return the session's latest summary version, or None."""
+        return self.repos.summary_log.latest(Scope.of(namespace, session_id))
+
+    def summaries(self, namespace: str, session_id: str) -> list[Summary]:
+        """Return every summary version of the session, oldest first."""
+        return self.repos.summary_log.versions(Scope.of(namespace, session_id))
+
+    def load(self, namespace: str, session_id: str) -> SessionState:
+        """Return the latest summary and the turns it does not cover, oldest first.
+
+        The version hint is read first, then the unfolded turns, then every version at or
+        above the hint: a fold committed in between can only make a turn appear both in a
+        summary and in the window (never in neither, never folded twice). When the current
+        question (the newest user message) is folded already, it is read too (by id, only
+        then) as the state's ``question``: the context shows it while it is current.
+        """
+        scope = Scope.of(namespace, session_id)
+        hint = self.repos.summary_log.hint(scope)
+        unfolded = self.repos.turn_log.unfolded(scope)
+        versions = self.repos.summary_log.recent(scope, hint)
+        named: set[str] = set()
+        for v in versions:
+            named.update(v.turn_ids)
+        turns = tuple(t for t in unfolded if t.id not in named)
+        repair = tuple(t.id for t in unfolded if t.id in named)
+        latest = versions[-1] if versions else None
+        question = None
+        asked = latest.question_id if latest is not None else None
+        if asked is not None and not any(t.turn.role == "user" for t in turns):
+            found = self.repos.turn_log.by_ids(scope, [asked])
+            question = found[0] if found else None
+        return SessionState(latest, turns, repair, question)
+
+    def summaries_since(self, namespace: str, known: Mapping[str, int]) -> dict[str, list[Summary]]:
+        """Each session's versions above the one known (session id -> version), in one read."""
+        scopes = {sid: Scope.of(namespace, sid) for sid in known}
+        found = self.repos.summary_log.since({s.key: (s, known[sid]) for sid, s in scopes.items()})
+        return {sid: found[s.key] for sid, s in scopes.items()}
+
+    def unfolded_turns(
+        self,
+        namespace: str,
+        session_ids: Sequence[str],
+        known: Mapping[str, Container[str]] | None = None,
+    ) -> dict[str, list[StoredTurn]]:
+        """The unfolded turns of several sessions (session id -> oldest first), read together.
+
+        ``known``: session id -> turn ids the caller holds; those are not read again.
+        """
+        scopes = {sid: Scope.of(namespace, sid) for sid in dict.fromkeys(session_ids)}
+        keyed = {s.key: known.get(sid, ()) for sid, s in scopes.items()} if known else None
+        found = self.repos.turn_log.unfolded_of(list(scopes.values()), keyed)
+        return {sid: found[s.key] for sid, s in scopes.items()}
+
+    def settle(self, state: SessionState) -> SessionState:
+        """Move turns that landed late after the summary's turns (see :meth:`.TurnLog.settle`)."""
+        return self.repos.turn_log.settle(state)
+
+    def claim_fold(self, namespace: str, session_id: str, holder: str, period: float) -> bool:
+        """Claim (or renew) the session's fold lease for ``holder``; whether it holds it.
+
+        One writer folds a session at a time: the others skip their fold while the lease
+        is held. A lease lasts one to two ``period`` seconds unless renewed, so a holder
+        that dies blocks folds for at most ``2 * period``.
+        """
+        scope = self.directory.scope(namespace, session_id)
+        return self.repos.summary_log.claim_lease(scope, holder, period, time.time())
+
+    def release_fold(self, namespace: str, session_id: str, holder: str, period: float) -> None:
+        """Give up ``holder``'s fold lease (see :meth:`claim_fold`)."""
+        scope = Scope.of(namespace, session_id)
+        self.repos.summary_log.release_lease(scope, holder, period, time.time())
+
+    def commit_summary(self, new: Summary, repair_ids: Sequence[str] = ()) -> bool:
+        """Write summary version ``new`` if no other writer has written that version.
+
+        On success the folded turns (``new.turn_ids`` and ``repair_ids``) are flagged and the
+        session's ``current`` hint advances. A crash between those steps is repaired by the
+        next load and the next fold (see :meth:`load`).
+
+        Returns:
+            True if this call wrote the version; False if another writer had (reload).
+        """
+        scope = self.directory.scope(new.namespace, new.session_id)
+        if not self.repos.summary_log.try_commit(scope, new):
+            return False
+        flagged = dict.fromkeys(repair_ids, new.version)
+        flagged.update(dict.fromkeys(new.turn_ids, new.version))
+        self.repos.turn_log.flag_folded(scope, flagged)
+        self.repos.summary_log.advance_hint(scope, new)
+        return True
+
+    # -- facts ---------------------------------------------------------------------------
+
+    def upsert_facts(self, namespace: str, session_id: str, facts: Sequence[Fact]) -> list[Fact]:
+        """Store facts, each *updating* the stored fact with the same key (if any).
+
+        The facts of a session that belongs to a user are the user's: each updates the
+        user's fact of its key (:func:`~..facts.merge_user_fact`), whichever session
+        stated it before.
+
+        Returns:
+            The facts as stored (merged with their earlier versions).
+        """
+        scope = Scope.of(namespace, session_id)
+        if not facts:
+            return []
+        user = self.directory.session_user(namespace, session_id)
+        if user is not None:
+            return self.directory.upsert_user_facts(Scope.of(namespace, session_id, user), facts)
+        stored = self.repos.fact_table.get(scope, self.repos.fact_table.ids(scope, facts))
+        existing = {f.key: f for f in stored}
+        merged = [merge_fact(existing.get(f.key), f) for f in facts]
+        self.repos.fact_table.put(scope, merged)
+        return merged
+
+    def get_facts(
+        self, namespace: str, session_id: str, *, ids: Sequence[str] | None = None
+    ) -> list[Fact]:
+        """Return the facts the session sees (or those with the given record ids), oldest first.
+
+        Those are its own and, when it belongs to a user, the user's (learned in any of the
+        user's sessions); a key both have is the user's.
+        """
+        scope = Scope.of(namespace, session_id)
+        user = self.directory.session_user(namespace, session_id)
+        if user is None:
+            return self.repos.fact_table.get(scope, ids)
+        owner = UserScope.of(namespace, user)
+        if ids is None:
+            own, theirs = self.repos.fact_table.get(scope), self.repos.fact_table.get(owner)
+        else:
+            mine = [i for i in ids if user_owned(owner.key, i)]
+            rest = [i for i in ids if not user_owned(owner.key, i)]
+            own = self.repos.fact_table.get(scope, rest) if rest else []
+            theirs = self.repos.fact_table.get(owner, mine) if mine else []
+        keys = {f.key for f in theirs}
+        out = [*(f for f in own if f.key not in keys), *theirs]
+        out.sort(key=lambda f: (f.created_at, f.key))
+        return out
+
+    def fact_record_id(self, namespace: str, session_id: str, fact: Fact) -> str:
+        """The Chroma id of a fact's record (also used for its vector): the user's, if any."""
+        user = self.directory.session_user(namespace, session_id)
+        return owned_fact_record_id(namespace, session_id, user, fact.key_hash)
+
+    # -- vectors (derived: rebuildable from turns and facts) -------------------------------
+
+    def vector_ids(self, space: str, ids: Sequence[str]) -> set[str]:
+        """Return which of the record ids already have a vector in ``space``."""
+        return self.repos.vector_spaces.existing(ids, space)
+
+    def _owners(
+        self, namespace: str, session_id: str, ids: Sequence[str]
+    ) -> list[tuple[Scope | UserScope, list[int]]]:
+        """Which of ``ids`` (by position) are the session's and which its user's own."""
+        scope = self.directory.scope(namespace, session_id)
+        user = self.directory.session_user(namespace, session_id)
+        if user is None:
+            return [(scope, list(range(len(ids))))]
+        owner = UserScope.of(namespace, user)
+        theirs = [i for i, rid in enumerate(ids) if user_owned(owner.key, rid)]
+        taken = set(theirs)
+        return [(scope, [i for i in range(len(ids)) if i not in taken]), (owner, theirs)]
+
+    def add_vectors(
+        self, space: str, namespace: str, session_id: str, records: Sequence[VectorRecord]
+    ) -> None:
+        """Write (or overwrite) vector records of the session in the ``space`` collection.
+
+        The vectors of its user's facts are written as the user's own.
+        """
+        for owner, positions in self._owners(namespace, session_id, [r.id for r in records]):
+            self.repos.vector_spaces.put(space, owner, [records[i] for i in positions])
+
+    def vectors_by_ids(
+        self, space: str, namespace: str, session_id: str, ids: Sequence[str]
+    ) -> list[VectorRecord]:
+        """Return the session's vector records with the given record ids (missing ids skipped).
+
+        Reads by id cost the same however large the collection is, unlike filtered reads.
+        The vectors of its user's facts are found too.
+        """
+        out: list[VectorRecord] = []
+        for owner, positions in self._owners(namespace, session_id, ids):
+            if positions:
+                out.extend(
+                    self.repos.vector_spaces.by_ids(space, owner, [ids[i] for i in positions])
+                )
+        return out
+
+    def put_notes(
+        self, namespace: str, session_id: str, notes: Sequence[TurnNote], head: str | None = None
+    ) -> None:
+        """Write (or overwrite) turn nodes; with ``head``, set the index head token too."""
+        self.repos.turn_nodes.put_with_head(
+            self.directory.scope(namespace, session_id), notes, head
+        )
+
+    def index_heads(self, namespace: str, session_ids: Sequence[str]) -> dict[str, str | None]:
+        """Each session's HiGMem index head token (None: none), in one read."""
+        scopes = {sid: Scope.of(namespace, sid) for sid in dict.fromkeys(session_ids)}
+        found = self.repos.turn_nodes.heads(list(scopes.values()))
+        return {sid: found[s.key] for sid, s in scopes.items()}
+
+    def close_turns(self, namespace: str, session_id: str, turn_ids: Sequence[str]) -> None:
+        """Mark turns as absorbed by HiGMem's index: they leave :meth:`unfolded_turns`."""
+        self.repos.turn_log.flag_folded(Scope.of(namespace, session_id), dict.fromkeys(turn_ids))
+
+    def get_notes(self, namespace: str, session_id: str) -> list[TurnNote]:
+        """Return the session's turn nodes (in no particular order)."""
+        return self.repos.turn_nodes.get(Scope.of(namespace, session_id))
+
+    def put_events(self, namespace: str, session_id: str, events: Sequence[Event]) -> None:
+        """Write (or overwrite) event nodes."""
+        self.repos.event_nodes.put(self.directory.scope(namespace, session_id), events)
+
+    def get_events(self, namespace: str, session_id: str) -> list[Event]:
+        """Return the session's event nodes, oldest first."""
+        return self.repos.event_nodes.get(Scope.of(namespace, session_id))
+
+    # -- upkeep usage (append-only: one record per operation that called a model) ---------
+
+    def add_usage(self, records: Sequence[UsageRecord]) -> None:
+        """Append usage records (LLM calls and tokens of memory upkeep)."""
+        self.repos.usage_log.add(records, self.directory.scope)
+
+    def usage(self, namespace: str, session_id: str) -> dict[str, Usage]:
+        """Return the session's upkeep spend, per purpose (``"fold"``, ``"higmem-index"``...)."""
+        return self.repos.usage_log.totals(Scope.of(namespace, session_id))
+
+    # -- users (see :class:`~.users.UserDirectory`) ------------------------------------------
+
+    def recorded_user(self, namespace: str, session_id: str) -> str | None:
+        """The user the session's record names (a user only bound in this process: None)."""
+        return self.directory.recorded_user(namespace, session_id)
+
+    def bind_user(self, namespace: str, session_id: str, user_id: str) -> None:
+        """Take a session with no user recorded as ``user_id``'s, in this process only."""
+        self.directory.bind_user(namespace, session_id, user_id)
+
+    def join_user(self, namespace: str, session_id: str, user_id: str) -> None:
+        """Record that the session belongs to ``user_id`` (fixed once recorded)."""
+        self.directory.join_user(namespace, session_id, user_id)
+
+    def user_sessions(self, namespace: str, user_id: str) -> list[SessionInfo]:
+        """The sessions of a user, oldest first."""
+        return self.directory.user_sessions(namespace, user_id)
+
+    def user_stamp(self, namespace: str, user_id: str) -> str:
+        """A token that changes whenever the user's facts change ("" for no user)."""
+        return self.directory.user_stamp(namespace, user_id)
+
+    def rebuild_marker(self, namespace: str, owner: str, task: str, *, user: bool = False) -> Any:
+        """The progress a running rebuild recorded (None: none is running)."""
+        return self.directory.rebuild_marker(namespace, owner, task, user=user)
+
+    def set_rebuild_marker(
+        self, namespace: str, owner: str, task: str, progress: Any, *, user: bool = False
+    ) -> None:
+        """Record a running rebuild's progress (JSON), or with None that it finished."""
+        self.directory.set_rebuild_marker(namespace, owner, task, progress, user=user)
+
+    # -- whole sessions and users (see :class:`~.lifecycle.SessionLifecycle`) ----------------
+
+    def describe_session(
+        self, namespace: str, session_id: str, settings: Mapping[str, str | int | float]
+    ) -> None:
+        """Record how the session's memory was made (``memory``, ``max_tokens``...)."""
+        self.lifecycle.describe_session(namespace, session_id, settings)
+
+    def clear(self, namespace: str, session_id: str) -> None:
+        """Delete everything stored for the session (see :meth:`.SessionLifecycle.clear`)."""
+        self.lifecycle.clear(namespace, session_id)
+
+    def forget_user(self, namespace: str, user_id: str) -> list[str]:
+        """Delete every session of the user and everything the user owns; their ids."""
+        return self.lifecycle.forget_user(namespace, user_id)
+
+    def drop_facts(self, namespace: str, session_id: str, *, statements: bool = True) -> None:
+        """Delete the session's own facts and (``statements``) its statements of its user's."""
+        self.lifecycle.drop_facts(namespace, session_id, statements=statements)
+
+    def drop_vectors(self, space: str, namespace: str, session_id: str) -> None:
+        """Delete the session's vectors of one embedder (not its user's facts')."""
+        self.lifecycle.drop_vectors(space, namespace, session_id)
+
+    def drop_user_facts(self, namespace: str, user_id: str) -> None:
+        """Delete every fact of the user and their vectors (a user's rebuild starts so)."""
+        self.lifecycle.drop_user_facts(namespace, user_id)
+
+    def drop_nodes(self, namespace: str, session_id: str) -> None:
+        """Delete the session's HiGMem turn and event nodes and the events' vectors."""
+        self.lifecycle.drop_nodes(namespace, session_id)
