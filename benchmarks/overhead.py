@@ -46,7 +46,7 @@ from langchain_recursive_memory.core import (
     Turn,
 )
 from langchain_recursive_memory.core.storage import session_key
-from langchain_recursive_memory.core.storage.keys import Scope, window_kind
+from langchain_recursive_memory.core.storage.keys import SessionOwner, window_kind
 
 DIM = 384
 WORDS = [
@@ -165,12 +165,12 @@ def bench_fold_latency(tmp: Path, fold_ms: float, repeat: int) -> dict[str, floa
         )
         triggering, plain = [], []
         for i in range(repeat):
-            before = memory.summary()
+            before = memory.get_summary()
             start = time.perf_counter()
             memory.add(Turn(role="user", text=message(rng, i)))
             took = time.perf_counter() - start
             memory.wait_for_folds(60)
-            after = memory.summary()
+            after = memory.get_summary()
             folded = (after.version if after else 0) > (before.version if before else 0)
             (triggering if folded else plain).append(took)
         label = "background" if background else "inline"
@@ -236,12 +236,14 @@ def bench_recall(tmp: Path, sessions: int, per_session: int, repeat: int) -> dic
     knn: list[float] = []
     for _ in range(min(repeat, 200)):
         sid = f"user-{rng.randrange(sessions)}"
-        records = vectors.of_kinds(space, Scope.of("default", sid), [window_kind(1)])
+        records = vectors.of_kinds(space, SessionOwner.of("default", sid), [window_kind(1)])
         matrix = np.asarray([r.vector for r in records], np.float32)
         q = np.asarray(embedder.embed_query(" ".join(rng.choice(WORDS) for _ in range(4))))
         exact = {records[i].ref for i in np.argsort(-(matrix @ q))[:10]}
         t0 = time.perf_counter()
-        near = vectors.nearest(space, Scope.of("default", sid), q.tolist(), 10, [window_kind(1)])
+        near = vectors.nearest(
+            space, SessionOwner.of("default", sid), q.tolist(), 10, [window_kind(1)]
+        )
         knn.append(time.perf_counter() - t0)
         got = {ref for _, ref, _ in near}
         recalls.append(len(exact & got) / len(exact))
@@ -284,7 +286,7 @@ def bench_session_recall(tmp: Path, turns: int, repeat: int) -> dict[str, float]
         vector = embedder.embed_query(query)
         t0 = time.perf_counter()
         store.records.repos.vector_spaces.nearest(
-            space, Scope.of("default", "conversation"), vector, 8, [window_kind(1)]
+            space, SessionOwner.of("default", "conversation"), vector, 8, [window_kind(1)]
         )
         knn.append(time.perf_counter() - t0)
     return {

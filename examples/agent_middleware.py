@@ -78,5 +78,5 @@ print(f"\nThe whole thread is {full} tokens; the model was never sent more than"
 print(f"{max(sent_tokens)} (system prompt and tool schemas aside).")
 print("Last answer:", state["messages"][-1].content)
 log = memory.get_memory("trip-42")
-print(f"Chroma log: {len(log.turns())} messages; summary version {log.summary().version}:")
-print(log.summary().text)
+print(f"Chroma log: {len(log.turns())} messages; summary version {log.get_summary().version}:")
+print(log.get_summary().text)

@@ -10,7 +10,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from langchain_recursive_memory.core import MemoryStore, RetryPolicy
-from langchain_recursive_memory.core.storage.keys import Scope
+from langchain_recursive_memory.core.storage.keys import SessionOwner
 from langchain_recursive_memory.core.storage.records import VectorRecord
 from langchain_recursive_memory.core.storage.server import LocalChromaServer
 
@@ -70,4 +70,6 @@ def stored_vectors(
     store: MemoryStore, space: str, namespace: str, session_id: str, kinds: Sequence[str]
 ) -> list[VectorRecord]:
     """The session's vector records of ``kinds`` as stored (a test's look into the store)."""
-    return store.records.repos.vector_spaces.of_kinds(space, Scope.of(namespace, session_id), kinds)
+    return store.records.repos.vector_spaces.of_kinds(
+        space, SessionOwner.of(namespace, session_id), kinds
+    )

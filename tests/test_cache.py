@@ -107,7 +107,7 @@ def test_two_higmem_objects_of_one_session_never_index_at_once(store: MemoryStor
     assert second.flush() == 0  # busy: the first object is indexing the session
     worker.join(10)
     assert len(calls) == 1  # one analysis of the batch, not one per object
-    assert len(second.notes()) == len(second.turns()) == 4
+    assert len(second.turn_nodes()) == len(second.turns()) == 4
 
 
 @pytest.mark.parametrize("name", ["sessions", "nbytes", "small"])

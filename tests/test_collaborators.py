@@ -136,7 +136,7 @@ def test_a_model_and_embedder_set_after_construction_reach_higmem(store):
             Turn(role="assistant", name="Bot", text="Porto is lovely."),
         ]
     )
-    assert model.calls["analyse"] == 1 and all(n.method == "llm" for n in memory.notes())
+    assert model.calls["analyse"] == 1 and all(n.method == "llm" for n in memory.turn_nodes())
     found = memory.retrieve("What is the cat called?", k=1)
     assert found and "Miso" in found[0].turn.text
     assert model.calls["predict"] + model.calls["filter"] > 0  # guided: the model is set

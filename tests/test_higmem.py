@@ -51,7 +51,7 @@ def test_llm_construction_batches_and_links_both_ways(store):
     memory = HiGMem("s", store=store, model=model, retry=FAST, batch_size=4)
     memory.add(story_turns())
     assert model.calls["analyse"] == 2  # 8 turns, batches of 4: one call per batch
-    notes = {n.turn_id: n for n in memory.notes()}
+    notes = {n.turn_id: n for n in memory.turn_nodes()}
     assert set(notes) == {f"1-{i}" for i in range(8)}
     assert all(n.method == "llm" and n.keywords and n.context for n in notes.values())
     events = {e.id: e for e in memory.events()}
@@ -71,9 +71,9 @@ def test_an_incomplete_batch_waits_for_flush(store):
     model = HiGMemModel()
     memory = HiGMem("s", store=store, model=model, retry=FAST, batch_size=4)
     memory.add(story_turns()[:3])
-    assert model.calls["analyse"] == 0 and memory.notes() == []
+    assert model.calls["analyse"] == 0 and memory.turn_nodes() == []
     assert memory.flush() == 3
-    assert model.calls["analyse"] == 1 and len(memory.notes()) == 3
+    assert model.calls["analyse"] == 1 and len(memory.turn_nodes()) == 3
 
 
 def test_events_freeze_after_the_rewrite_limit(store):
@@ -103,7 +103,7 @@ def test_malformed_answers_fall_back_without_losing_turns(store, caplog):
     with caplog.at_level(logging.WARNING, logger="langchain_recursive_memory"):
         memory.add(story_turns())
     assert "indexed without the LLM" in caplog.text
-    notes = memory.notes()
+    notes = memory.turn_nodes()
     assert len(notes) == 8 and {n.method for n in notes} == {"heuristic"}
     assert len(memory.turns()) == 8
     assert all(e.method == "segment" for e in memory.events())
@@ -187,7 +187,7 @@ def test_sessions_never_mix(store):
     assert "b1" not in {h.turn.id for h in a.retrieve("Miso cat secret", k=8)}
     assert {e.id for e in b.events()} == {"seg:s1"}
     a.clear()
-    assert a.turns() == [] and a.events() == [] and a.notes() == []
+    assert a.turns() == [] and a.events() == [] and a.turn_nodes() == []
     assert len(b.turns()) == 1
 
 
@@ -275,7 +275,7 @@ def test_event_anchors_are_the_exact_nearest_events(store):
     assert len(memory.events()) == len(topics) > memory.config.retrieval_events
     from langchain_recursive_memory.core.higmem.state import sync_steps
 
-    state = memory.runner.run(sync_steps(memory.scope, memory._indexer.state()))
+    state = memory.runner.run(sync_steps(memory.session, memory._indexer.state()))
     query = "the pottery and sailing afternoons"
     vector = embedder.embed_query(query)
     chosen = memory.runner.run(memory._retriever._top_events_steps(state, query, vector))
@@ -304,5 +304,6 @@ async def test_events_and_notes_have_async_twins_through_the_runner(store):
 
     memory.runner.arun = spy  # type: ignore[method-assign]
     assert await memory.aevents() == memory.events() != []
-    assert await memory.anotes() == memory.notes() != []
-    assert runs == ["_events_steps", "_notes_steps"]
+    assert await memory.aturn_nodes() == memory.turn_nodes() != []
+    assert runs == ["_events_steps", "_turn_nodes_steps"]
+    assert await memory.anotes() == memory.notes() == memory.turn_nodes()  # deprecated names

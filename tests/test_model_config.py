@@ -172,7 +172,7 @@ def test_langchain_structured_output_is_used_for_the_index_when_offered(store: A
     memory.add(turns())
     assert ("structured:json_schema", INDEX_SCHEMA["title"]) in chat.asked
     assert not [a for a in chat.asked if a[0] == "text"]  # the index is never asked as text
-    assert {n.method for n in memory.notes()} == {"llm"}
+    assert {n.method for n in memory.turn_nodes()} == {"llm"}
     assert all(e.method == "llm" for e in memory.events())
     memory.retrieve("How old is Miso?")
     assert ("structured:json_schema", TURN_LIST_SCHEMA["title"]) in chat.asked
@@ -201,7 +201,7 @@ def test_models_without_structured_output_get_the_text_prompt(store: Any) -> Non
     assert len(chat.prompts) == 1
     assert ANSWER_AS_LINES.splitlines()[0] in chat.prompts[0]
     assert ANSWER_AS_OBJECT not in chat.prompts[0]
-    assert {n.method for n in memory.notes()} == {"llm"}
+    assert {n.method for n in memory.turn_nodes()} == {"llm"}
     assert not offers_json(FunctionTextModel(str))  # a plain TextModel: the text path
 
 

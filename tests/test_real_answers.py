@@ -77,7 +77,7 @@ def test_a_pretty_printed_answer_cut_off_in_its_last_event_indexes_in_one_call(s
 
     memory, model = _indexed_with_the_llm(store, rewrite)
     assert len(model.prompts) == 1  # no retry, no fallback
-    assert {n.method for n in memory.notes()} == {"llm"}
+    assert {n.method for n in memory.turn_nodes()} == {"llm"}
     assert all(e.method == "llm" for e in memory.events())
 
 
@@ -92,7 +92,7 @@ def test_a_reasoning_block_that_mentions_the_tags_and_python_literals(store):
 
     memory, model = _indexed_with_the_llm(store, rewrite)
     assert len(model.prompts) == 1
-    assert {n.method for n in memory.notes()} == {"llm"}
+    assert {n.method for n in memory.turn_nodes()} == {"llm"}
 
 
 def test_empty_event_lists_do_not_make_one_event_per_turn(store):
@@ -111,7 +111,7 @@ def test_a_missing_turn_line_gets_a_no_llm_node_in_the_events_of_the_turn_before
         return "<index>\n" + "\n".join(json.dumps(o) for o in kept) + "\n</index>"
 
     memory, model = _indexed_with_the_llm(store, rewrite)
-    notes = {n.turn_id: n for n in memory.notes()}
+    notes = {n.turn_id: n for n in memory.turn_nodes()}
     assert len(model.prompts) == 1 and len(notes) == 4
     assert notes["t3"].method == "heuristic" and notes["t3"].event_ids == notes["t2"].event_ids
     assert {notes[t].method for t in ("t0", "t1", "t2")} == {"llm"}
@@ -127,7 +127,7 @@ def test_a_batch_with_no_usable_line_is_asked_again_with_the_error_then_falls_ba
     index_prompts = [p for p in model.prompts if p.startswith("You index")]
     assert len(index_prompts) == 2  # the prompt, then one repair prompt (not 3 identical)
     assert "could not be used" in index_prompts[1] and "I'm sorry" in index_prompts[1]
-    assert "indexed without the LLM" in caplog.text and len(memory.notes()) == 4
+    assert "indexed without the LLM" in caplog.text and len(memory.turn_nodes()) == 4
 
 
 # -- item 3: event references ------------------------------------------------------------
@@ -152,7 +152,7 @@ def test_references_written_as_e2_event_e2_or_2_join_the_existing_event(store):
         ]
     )
     assert {e.id for e in memory.events()} == before  # no new event
-    joined = {n.turn_id: n.event_ids for n in memory.notes() if n.turn_id.startswith("n")}
+    joined = {n.turn_id: n.event_ids for n in memory.turn_nodes() if n.turn_id.startswith("n")}
     assert len(set(joined.values())) == 1
 
 

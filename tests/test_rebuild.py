@@ -169,19 +169,19 @@ def test_higmem_rebuild_indexes_every_turn_again_and_resumes(store):
     turns = [Turn(role="user", name="Ada", text=f"I planted tomato number {i}.") for i in range(40)]
     first = HiGMem("g", store=store, user_id="ada")
     first.add(turns, flush=True)
-    assert {n.keywords for n in first.notes()} and not first.model
+    assert {n.keywords for n in first.turn_nodes()} and not first.model
     model = HiGMemModel()
     guided = HiGMem("g", store=store, model=model, embedder=BagOfWordsEmbedder(), batch_size=4)
     seen = []
     result = guided.rebuild(on_progress=seen.append)
     assert result.nodes == 40 and model.calls["analyse"] == 10
-    assert len(guided.notes()) == 40 and result.vectors > 0
+    assert len(guided.turn_nodes()) == 40 and result.vectors > 0
     assert seen[-1].done == seen[-1].total
     # a rebuild that stopped after indexing 8 turns: its marker stays, 32 turns lack a node
     store.records.set_rebuild_marker("default", "g", "nodes", 0)
     store.records.drop_nodes("default", "g")
     partial = HiGMem("g", store=store, model=HiGMemModel(), batch_size=4)
-    partial.runner.run(partial._indexer.steps(flush=True, limit=8))
+    partial.runner.run(partial._indexer.index_steps(flush=True, limit=8))
     again = HiGMemModel()
     result = HiGMem("g", store=store, model=again, batch_size=4).rebuild()
     assert result.resumed and result.nodes == 32 and again.calls["analyse"] == 8

@@ -181,7 +181,7 @@ def test_a_record_missing_a_field_is_skipped_with_a_warning(caplog):
         memory.add(Turn(role="user", text=f"message {i}", id=f"t{i}"))
     # Damage one unfolded record the way Chroma dropped a NaN field.
     log = store.records.repos.turn_log
-    record = f"{memory.scope.key}:t:t11"
+    record = f"{memory.session.key}:t:t11"
     got = log.collection.get(ids=[record], include=["metadatas", "documents"])
     meta = {k: v for k, v in got["metadatas"][0].items() if k != "created"}
     log.collection.delete(ids=[record])

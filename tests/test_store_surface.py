@@ -70,13 +70,13 @@ ENGINE_ONLY_SAMPLE = {
     "drop_vectors",
     "get_events",
     "get_facts",
-    "get_notes",
+    "get_turn_nodes",
     "get_turns",
     "index_heads",
     "join_user",
     "load",
     "put_events",
-    "put_notes",
+    "put_turn_nodes",
     "rebuild_marker",
     "release_fold",
     "set_rebuild_marker",
@@ -192,12 +192,12 @@ def test_the_engines_work_end_to_end_against_the_protocol(monkeypatch):
     mem.rebuild()
     graph = HiGMem("g1", store=store, model=HiGMemModel(), retry=FAST, batch_size=2)
     graph.add([Turn(role="user", text="My cat Miso is two."), Turn(role="user", text="Nice.")])
-    assert graph.notes() and graph.events()
+    assert graph.turn_nodes() and graph.events()
     graph.rebuild()
     assert mem.turns() and mem.usage()
     mem.clear()
     assert {"append", "load", "claim_fold", "commit_summary", "upsert_facts"} <= set(calls)
-    assert {"add_vectors", "join_user", "put_notes", "put_events", "drop_nodes"} <= set(calls)
+    assert {"add_vectors", "join_user", "put_turn_nodes", "put_events", "drop_nodes"} <= set(calls)
     assert {"set_rebuild_marker", "clear", "usage", "turns"} <= set(calls)
     monkeypatch.undo()
     assert store.sessions() and [s.session_id for s in store.sessions()] == ["g1"]

@@ -434,10 +434,10 @@ def test_a_users_facts_wait_for_another_process_merging_them(store):
     """Another process holds the user's merge lease: a fold waits for it, then merges."""
     import threading
 
-    from langchain_recursive_memory.core.storage.keys import UserScope
+    from langchain_recursive_memory.core.storage.keys import UserOwner
     from langchain_recursive_memory.core.storage.users import USER_LEASE_PERIOD
 
-    user = UserScope.of("default", "ada")
+    user = UserOwner.of("default", "ada")
     mem = memory(store, "s1")
     mem.add(Turn(role="user", text="My home city is Oslo."))
     assert store.records.repos.summary_log.claim_lease(

@@ -148,7 +148,7 @@ def _ingest_session(
     if isinstance(memory, HiGMem):
         version, extra = "-", f"{len(memory.events())} events"
     else:
-        latest = memory.summary()
+        latest = memory.get_summary()
         version = f"v{latest.version}" if latest else "none"
         extra = f"{len(memory.facts())} facts"
     return (

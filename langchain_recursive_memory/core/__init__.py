@@ -27,7 +27,7 @@ from .errors import (
     TokenizerError,
     WriteOutcomeUnknownError,
 )
-from .events import Event, EventFact, TurnNote
+from .events import Event, EventFact, TurnNode, TurnNote
 from .facts import Fact
 from .higmem import HiGMem, HiGMemConfig, RetrievedTurn
 from .models import Embedder, FunctionTextModel, JsonTextModel, ModelSettings, TextModel
@@ -92,6 +92,7 @@ __all__ = [
     "TokenizerError",
     "ToolCall",
     "Turn",
+    "TurnNode",
     "TurnNote",
     "Usage",
     "UserInfo",

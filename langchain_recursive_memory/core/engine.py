@@ -1,4 +1,4 @@
-"""What both engines (the recursive memory and HiGMem) share: scope, store, runner, usage.
+"""What both engines (the recursive memory and HiGMem) share: session, store, runner, usage.
 
 An engine serves one session (``namespace`` + ``session_id``) of a
 :class:`~.storage.MemoryStore`, which may belong to a user (``user_id``); it holds a
@@ -6,8 +6,8 @@ An engine serves one session (``namespace`` + ``session_id``) of a
 records what its upkeep spends in the store and tells its ``usage_listeners``, and names
 the vector collection of its embedder.
 
-Its parts (the folder, recall, the HiGMem indexer...) never hold the engine: they get what
-they use (:mod:`.session`): the session's :class:`~.session.SessionScope`, the engine's
+Its parts (the fold runner, recall, the HiGMem indexer...) never hold the engine: they get what
+they use (:mod:`.session`): the session's :class:`~.session.SessionRef`, the engine's
 :class:`~.session.Models` (its model, embedder and vector space as they are now: setting
 ``memory.model`` or ``memory.embedder`` reaches every part) and its
 :class:`~.session.UserBinding`.
@@ -15,7 +15,7 @@ they use (:mod:`.session`): the session's :class:`~.session.SessionScope`, the e
 Example:
     >>> from langchain_recursive_memory.core import MemoryStore, RecursiveMemory
     >>> memory = RecursiveMemory("s1", store=MemoryStore.in_memory())
-    >>> memory.scope.session_id, memory.usage().calls
+    >>> memory.session.session_id, memory.usage().calls
     ('s1', 0)
 """
 
@@ -36,8 +36,8 @@ from .retrieval.pool import SESSION, check_scope
 from .runtime.effects import Steps, store_call
 from .runtime.retry import RetryPolicy
 from .runtime.runner import Runner
-from .session import Models, SessionScope, UserBinding
-from .storage import MemoryStore, StoredTurn, validate_scope
+from .session import Models, SessionRef, UserBinding
+from .storage import MemoryStore, StoredTurn, validate_session
 from .storage.keys import validate_name
 from .tokenizer import TokenCounter
 from .turn import Turn
@@ -50,7 +50,7 @@ __all__ = [
     "RebuildResult",
     "RebuildRun",
     "Rebuilds",
-    "SessionScope",
+    "SessionRef",
     "resolve_config",
 ]
 
@@ -105,7 +105,7 @@ class Engine:
         on_usage: Callable[[UsageRecord], None] | None,
         user_id: str | None = None,
     ) -> None:
-        validate_scope(namespace, session_id)
+        validate_session(namespace, session_id)
         if user_id is not None:
             validate_name("user_id", user_id)
         if store is not None and path is not None:
@@ -118,16 +118,21 @@ class Engine:
         self.namespace = namespace
         self.counter = counter
         self.store = store if store is not None else MemoryStore.persistent(path)
-        self.scope = SessionScope(self.store, namespace, session_id)
+        self.session = SessionRef(self.store, namespace, session_id)
         self.usage_listeners: list[Callable[[UsageRecord], None]] = [on_usage] if on_usage else []
         self.runner = Runner(model=model, retry=retry, counter=counter, on_usage=self._record_usage)
         # What the collaborators read of the models (kept current by the setters below).
         self.models = Models(self.runner, counter)
         self.embedder = resolve_embedder(embedder)
-        self.user = UserBinding(self.scope, user_id)
+        self.user = UserBinding(self.session, user_id)
         self._rebuilder: Rebuilds
 
     # -- the user ---------------------------------------------------------------------------
+
+    @property
+    def scope(self) -> SessionRef:
+        """Deprecated name of :attr:`session` (a "scope" is where recall reads from)."""
+        return self.session
 
     @property
     def user_id(self) -> str | None:
@@ -140,7 +145,7 @@ class Engine:
         Raises:
             ConfigurationError: When the session belongs to another user (both named).
         """
-        return (yield from self.user.steps())
+        return (yield from self.user.resolve_steps())
 
     def forget_user(self) -> list[str]:
         """Delete everything of this session's user: every session of it, its facts, all.
@@ -225,7 +230,7 @@ class Engine:
 
     def _rebuild_steps(self, scope: str, on_progress: OnProgress) -> Steps[RebuildResult]:
         sessions = yield from self._sessions_steps(scope)
-        return (yield from self._rebuilder.steps(sessions, scope == "user", on_progress))
+        return (yield from self._rebuilder.rebuild_steps(sessions, scope == "user", on_progress))
 
     # -- what the runner uses ---------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """HiGMem's two layers: turn nodes and event nodes, and the no-LLM way to build them.
 
-* A **turn node** (:class:`TurnNote`) annotates one logged turn: speaker, time, keywords,
+* A **turn node** (:class:`TurnNode`) annotates one logged turn: speaker, time, keywords,
   tags, a one-sentence context, the events it belongs to, and its *segment* (the
   conversation session it is part of; windows of neighbouring turns never cross one).
 * An **event node** (:class:`Event`) groups turns: a short summary, a fact sheet whose
@@ -10,7 +10,7 @@
 Segments (:func:`segment_labels`) are the conversation's sessions: a new one starts with an
 explicit session label (``Turn.extra["session"]``, as LoCoMo transcripts have) or after
 ``session_gap`` seconds of silence, and a session longer than ``max_event_turns`` is split.
-Without an LLM, HiGMem's events are the segments (:mod:`.higmem.notes`).
+Without an LLM, HiGMem's events are the segments (:mod:`.higmem.heuristic`).
 
 Example:
     >>> from langchain_recursive_memory.core.events import Event
@@ -33,6 +33,7 @@ __all__ = [
     "Event",
     "EventFact",
     "Segmenter",
+    "TurnNode",
     "TurnNote",
     "segment_labels",
 ]
@@ -125,7 +126,7 @@ class Event:
 
 
 @dataclass(frozen=True, slots=True)
-class TurnNote:
+class TurnNode:
     """A turn node: what HiGMem knows about one logged turn.
 
     Attributes:
@@ -166,7 +167,7 @@ class TurnNote:
         return meta
 
     @classmethod
-    def from_metadata(cls, context: str, meta: Mapping[str, Any]) -> TurnNote:
+    def from_metadata(cls, context: str, meta: Mapping[str, Any]) -> TurnNode:
         """Rebuild a note from :meth:`to_metadata` and its context sentence."""
         ts = meta.get("ts")
         return cls(
@@ -258,3 +259,7 @@ def segment_labels(
         current, segmenter = segmenter.push(label, ts)
         out.append(current)
     return out
+
+
+TurnNote = TurnNode
+"""Deprecated name of :class:`TurnNode` (kept so existing imports work)."""

@@ -69,7 +69,7 @@ OnProgress = Callable[[RebuildProgress], None] | None
 class Rebuilds(Protocol):
     """What rebuilds an engine's derived state (each engine has one)."""
 
-    def steps(
+    def rebuild_steps(
         self, sessions: Sequence[str], whole_user: bool, on_progress: OnProgress
     ) -> Steps[RebuildResult]:
         """Rebuild ``sessions`` (``whole_user``: they are every session of the user)."""

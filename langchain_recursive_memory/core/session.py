@@ -1,9 +1,9 @@
 """What an engine shares with its collaborators: the session, its models, its user.
 
-An engine (:class:`~.engine.Engine`) hands its collaborators (the folder, recall, the
+An engine (:class:`~.engine.Engine`) hands its collaborators (the fold runner, recall, the
 HiGMem indexer...) what they use, never itself:
 
-* :class:`SessionScope`: the session of the store every read and write is scoped to;
+* :class:`SessionRef`: the session of the store every read and write is scoped to;
 * :class:`Models`: the model, the embedder (and the vector space it names) and the token
   counter, as they are now: the engine's ``model`` and ``embedder`` setters update it, so
   a model set after construction reaches every collaborator;
@@ -11,7 +11,7 @@ HiGMem indexer...) what they use, never itself:
 
 Example:
     >>> from langchain_recursive_memory.core.storage import MemoryStore
-    >>> scope = SessionScope(MemoryStore.in_memory(), "default", "s1")
+    >>> scope = SessionRef(MemoryStore.in_memory(), "default", "s1")
     >>> scope.key == UserBinding(scope, "ada").scope.key, UserBinding(scope, "ada").user_id
     (True, 'ada')
 """
@@ -28,11 +28,11 @@ from .runtime.runner import Runner
 from .storage import MemoryStore, session_key
 from .tokenizer import TokenCounter
 
-__all__ = ["Models", "SessionScope", "UserBinding"]
+__all__ = ["Models", "SessionRef", "UserBinding"]
 
 
 @dataclass(frozen=True, slots=True)
-class SessionScope:
+class SessionRef:
     """One session of one store: what every read and write of an engine is scoped to."""
 
     store: MemoryStore
@@ -100,8 +100,8 @@ class UserBinding:
         given: The user the memory was opened with, or None.
     """
 
-    def __init__(self, scope: SessionScope, given: str | None) -> None:
-        self.scope = scope
+    def __init__(self, scope: SessionRef, given: str | None) -> None:
+        self.session = scope
         self.given = given
         self._user: str | None = given
         self._resolved = False
@@ -111,7 +111,7 @@ class UserBinding:
         """The session's user: the one given, or (once read) the one recorded; or None."""
         return self._user
 
-    def steps(self) -> Steps[str | None]:
+    def resolve_steps(self) -> Steps[str | None]:
         """The session's user, checked against the one recorded (read once per process).
 
         Raises:
@@ -119,7 +119,7 @@ class UserBinding:
         """
         if self._resolved:
             return self._user
-        scope = self.scope
+        scope = self.session
         store, ns, sid = scope.store, scope.namespace, scope.session_id
         recorded = yield from store_call(store.records.recorded_user, ns, sid)
         given = self.given
@@ -137,5 +137,5 @@ class UserBinding:
         return self._user
 
     def reset(self) -> None:
-        """Read the recorded user again at the next :meth:`steps` (after a clear)."""
+        """Read the recorded user again at the next :meth:`resolve_steps` (after a clear)."""
         self._user, self._resolved = self.given, False

@@ -35,7 +35,7 @@ from ..core.config import MIN_WINDOW_TOKENS
 from ..core.errors import ConfigurationError, StoreError
 from ..core.options import OPTIONS, PYTHON
 from ..core.recursive import Context, RecursiveMemory
-from ..core.storage import DEFAULT_NAMESPACE, MemoryStore, StoredTurn, validate_scope
+from ..core.storage import DEFAULT_NAMESPACE, MemoryStore, StoredTurn, validate_session
 from ..core.turn import Turn
 from ..language_models import resolve_text_model
 from ..messages import is_summary_message, message_to_turn
@@ -225,7 +225,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         else:
             session_id, self._factory = given_memory(memory, session_id)
         if isinstance(session_id, str):
-            validate_scope(namespace, session_id)
+            validate_session(namespace, session_id)
         self.session_id = session_id
 
     def __repr__(self) -> str:

@@ -21,7 +21,7 @@ from ..core.builder import MemoryOptions, build_memory
 from ..core.errors import ConfigurationError
 from ..core.models import TextModel
 from ..core.recursive import RecursiveMemory
-from ..core.storage import MemoryStore, validate_scope
+from ..core.storage import MemoryStore, validate_session
 from ..language_models import LangChainTextModel
 
 __all__ = [
@@ -61,7 +61,7 @@ def memory_factory(
     options: MemoryOptions, model: TextModel | None, store: MemoryStore, namespace: str
 ) -> MemoryFactory:
     """The memory of each session, built by the one builder from the middleware's options."""
-    validate_scope(namespace, "probe")
+    validate_session(namespace, "probe")
     config = options.memory_config()  # validated once, shared by every session
     if config.summary_role == "system":
         raise ConfigurationError.for_value(

@@ -2,7 +2,7 @@
 
 * :mod:`.memory` - the :class:`HiGMem` facade;
 * :mod:`.indexer` - construction (:mod:`.affiliation`, :mod:`.merge` with an LLM,
-  :mod:`.notes` without), over :mod:`.state`;
+  :mod:`.heuristic` without), over :mod:`.state`;
 * :mod:`.retrieval` - the no-LLM ranking and guided retrieval;
 * :mod:`.config` - :class:`HiGMemConfig` and :class:`RetrievedTurn`.
 

@@ -40,7 +40,7 @@ from ..prompts import Analysis, EventRef, event_ref, event_refs
 from ..retrieval.dense import Candidate, nearest_steps
 from ..retrieval.lexical import LexicalIndex, tokenize
 from ..runtime.effects import Steps, embed_query
-from ..session import SessionScope
+from ..session import SessionRef
 from ..storage import text_hash
 from ..storage.keys import EVENT_KIND, event_vector_id
 from .config import EVENT_REFS
@@ -193,7 +193,7 @@ class Aliases:
 
 
 def candidate_events_steps(
-    scope: SessionScope,
+    scope: SessionRef,
     events: Sequence[Event],
     text: str,
     k: int,
@@ -212,7 +212,7 @@ def candidate_events_steps(
 
 
 def nearest_events_steps(
-    scope: SessionScope, events: Sequence[Event], vector: Sequence[float], k: int, space: str
+    scope: SessionRef, events: Sequence[Event], vector: Sequence[float], k: int, space: str
 ) -> Steps[list[Event]]:
     """The ``k`` events whose vectors are nearest ``vector`` (exact cosine search).
 

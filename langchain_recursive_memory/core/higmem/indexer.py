@@ -13,7 +13,7 @@ it); an answer with no usable turn line is asked again once with the error quote
 runner's repair prompt), then the batch is indexed without the LLM (logged); no turn is
 ever dropped.
 
-**Without an LLM**, :mod:`.notes`.
+**Without an LLM**, :mod:`.heuristic`.
 
 Only one indexing of a session runs at a time in a process (a shared lock); a caller that
 finds it busy goes on with what is indexed.
@@ -26,7 +26,7 @@ import time
 from collections.abc import Sequence
 
 from ..errors import EmbeddingError, ModelError
-from ..events import Event, TurnNote
+from ..events import Event, TurnNode
 from ..models import offers_json
 from ..prompts import (
     ANALYSE_PROMPT,
@@ -36,13 +36,13 @@ from ..prompts import (
     turn_line,
 )
 from ..runtime.effects import Steps, complete, embed_documents, store_call
-from ..session import Models, SessionScope
+from ..session import Models, SessionRef
 from ..storage import VectorRecord, text_hash
 from ..storage.keys import EVENT_KIND, event_vector_id
 from .affiliation import Aliases, candidate_events_steps
 from .config import HiGMemConfig
-from .merge import Batch, batch_notes, merge_events
-from .notes import index_heuristically
+from .heuristic import index_heuristically
+from .merge import Batch, batch_nodes, merge_events
 from .state import SessionIndex, account, close_steps, new_head, session_index, sync_steps
 
 __all__ = ["Indexer"]
@@ -59,17 +59,19 @@ class Indexer:
         config: The memory's settings.
     """
 
-    def __init__(self, scope: SessionScope, models: Models, config: HiGMemConfig) -> None:
-        self.scope = scope
+    def __init__(self, scope: SessionRef, models: Models, config: HiGMemConfig) -> None:
+        self.session = scope
         self.models = models
         self.config = config
 
     def state(self) -> SessionIndex:
         """The session's shared state (in the store's caches)."""
         cfg = self.config
-        return session_index(self.scope, cfg.ranker, cfg.session_gap, cfg.max_event_turns)
+        return session_index(self.session, cfg.ranker, cfg.session_gap, cfg.max_event_turns)
 
-    def steps(self, flush: bool, limit: int | None = None, *, synced: bool = False) -> Steps[int]:
+    def index_steps(
+        self, flush: bool, limit: int | None = None, *, synced: bool = False
+    ) -> Steps[int]:
         """Index the turns that have no turn node yet; return how many were indexed.
 
         Without ``flush``, a last batch smaller than ``batch_size`` waits for more turns.
@@ -80,11 +82,11 @@ class Indexer:
         state = self.state()
         if not state.lock.acquire(blocking=False):
             if not synced:
-                yield from sync_steps(self.scope, state)
+                yield from sync_steps(self.session, state)
             return 0  # another call of this process is indexing the session
         try:
             if not synced:
-                yield from sync_steps(self.scope, state)
+                yield from sync_steps(self.session, state)
             pending = state.pending_positions(limit)
             if not pending:
                 return 0
@@ -93,8 +95,8 @@ class Indexer:
                 done = len(pending)
             else:
                 done = yield from self._batches_steps(state, pending, flush)
-            yield from close_steps(self.scope, state)
-            account(self.scope, state)
+            yield from close_steps(self.session, state)
+            account(self.session, state)
             return done
         finally:
             state.lock.release()
@@ -114,7 +116,7 @@ class Indexer:
                 logger.warning(
                     "session %r: HiGMem analysis of %d turns failed (%s); they are "
                     "indexed without the LLM",
-                    self.scope.session_id,
+                    self.session.session_id,
                     len(batch),
                     exc,
                 )
@@ -155,7 +157,7 @@ class Indexer:
             segs = [state.index.segments[i] for i in positions]
             known = dict(state.events)
         candidates = yield from candidate_events_steps(
-            self.scope,
+            self.session,
             list(known.values()),
             " ".join(t.turn.text for t in turns),
             self.config.candidate_events,
@@ -172,11 +174,11 @@ class Indexer:
             logger.info(
                 "session %r: the index answer has no line for turns %s of the batch; they "
                 "get no-LLM turn nodes",
-                self.scope.session_id,
+                self.session.session_id,
                 affiliation.unanalysed,
             )
         batch = Batch(turns, segs, analysis, affiliation, self.models.counter)
-        notes, members = batch_notes(batch)
+        notes, members = batch_nodes(batch)
         updates = merge_events(
             batch,
             notes,
@@ -188,18 +190,18 @@ class Indexer:
         yield from self._write_steps(state, notes, updates)
 
     def _write_steps(
-        self, state: SessionIndex, notes: Sequence[TurnNote], events: Sequence[Event]
+        self, state: SessionIndex, notes: Sequence[TurnNode], events: Sequence[Event]
     ) -> Steps[None]:
         """Write events, then the turn nodes with a new head token; take them in.
 
         A turn counts as indexed once its node is stored: a crash in between indexes it
         again rather than losing its events.
         """
-        scope = self.scope
+        scope = self.session
         ns, sid = scope.namespace, scope.session_id
         head = new_head()
         yield from store_call(scope.store.records.put_events, ns, sid, events)
-        yield from store_call(scope.store.records.put_notes, ns, sid, notes, head)
+        yield from store_call(scope.store.records.put_turn_nodes, ns, sid, notes, head)
         state.apply(notes, events, head)
         yield from self._embed_events_steps(events)
 
@@ -207,7 +209,7 @@ class Indexer:
         space = self.models.space
         if space is None or not events:
             return
-        scope = self.scope
+        scope = self.session
         try:
             vectors = yield from embed_documents([e.index_text for e in events])
             records = [

@@ -7,7 +7,7 @@ Two layers over the turn log, all in Chroma and scoped by session:
   linked both ways.
 
 Construction (:mod:`.indexer`): one LLM call per batch of new turns, or the no-LLM
-method (:mod:`.notes`). Retrieval (:mod:`.retrieval`): LLM-guided over events, or the
+method (:mod:`.heuristic`). Retrieval (:mod:`.retrieval`): LLM-guided over events, or the
 no-LLM multi-scale ranking (also how the guided path picks its candidate turns).
 
 Example:
@@ -30,7 +30,7 @@ from os import PathLike
 from typing import Any
 
 from ..engine import Engine, resolve_config
-from ..events import Event, TurnNote
+from ..events import Event, TurnNode
 from ..models import TextModel
 from ..retrieval.pool import SESSION
 from ..runtime.effects import Steps, store_call
@@ -90,7 +90,7 @@ class HiGMem(Engine):
             session_id, model, store, path, namespace, retry, counter, embedder, on_usage, user_id
         )
         self.config = resolve_config(HiGMemConfig, config, config_fields)
-        scope, models, cfg = self.scope, self.models, self.config
+        scope, models, cfg = self.session, self.models, self.config
         self._indexer = Indexer(scope, models, cfg)
         self._retriever = Retriever(scope, models, self.user, cfg, self._indexer)
         self._rebuilder = NodeRebuilder(scope, models, cfg)
@@ -109,7 +109,7 @@ class HiGMem(Engine):
 
     def _index_steps(self, flush: bool) -> Steps[int]:
         """Index the turns not indexed yet, then embed their settled windows."""
-        indexed = yield from self._indexer.steps(flush)
+        indexed = yield from self._indexer.index_steps(flush)
         if indexed:
             yield from self._retriever.index_windows_steps()
         return indexed
@@ -185,7 +185,7 @@ class HiGMem(Engine):
                 or a bad ``now``.
             ConfigurationError: For ``scope="user"`` without a user, or with ``use_llm``.
         """
-        return self.runner.run(self._retriever.steps(query, k, use_llm, scope, now))
+        return self.runner.run(self._retriever.retrieve_steps(query, k, use_llm, scope, now))
 
     async def aretrieve(
         self,
@@ -197,7 +197,7 @@ class HiGMem(Engine):
         now: float | dt.datetime | dt.date | None = None,
     ) -> list[RetrievedTurn]:
         """Async twin of :meth:`retrieve` (per-event and filter calls run concurrently)."""
-        return await self.runner.arun(self._retriever.steps(query, k, use_llm, scope, now))
+        return await self.runner.arun(self._retriever.retrieve_steps(query, k, use_llm, scope, now))
 
     def events(self) -> list[Event]:
         """Return the session's events, oldest first."""
@@ -212,16 +212,26 @@ class HiGMem(Engine):
             yield from store_call(self.store.records.get_events, self.namespace, self.session_id)
         )
 
-    def notes(self) -> list[TurnNote]:
+    def turn_nodes(self) -> list[TurnNode]:
         """Return the session's turn nodes, in log order."""
-        return self.runner.run(self._notes_steps())
+        return self.runner.run(self._turn_nodes_steps())
 
-    async def anotes(self) -> list[TurnNote]:
-        """Async twin of :meth:`notes`."""
-        return await self.runner.arun(self._notes_steps())
+    async def aturn_nodes(self) -> list[TurnNode]:
+        """Async twin of :meth:`turn_nodes`."""
+        return await self.runner.arun(self._turn_nodes_steps())
 
-    def _notes_steps(self) -> Steps[list[TurnNote]]:
+    def notes(self) -> list[TurnNode]:
+        """Deprecated name of :meth:`turn_nodes`."""
+        return self.turn_nodes()
+
+    async def anotes(self) -> list[TurnNode]:
+        """Deprecated name of :meth:`aturn_nodes`."""
+        return await self.aturn_nodes()
+
+    def _turn_nodes_steps(self) -> Steps[list[TurnNode]]:
         turns = yield from self._turns_steps()
         order = {t.id: i for i, t in enumerate(turns)}
-        notes = yield from store_call(self.store.records.get_notes, self.namespace, self.session_id)
-        return sorted(notes, key=lambda n: order.get(n.turn_id, len(order)))
+        nodes = yield from store_call(
+            self.store.records.get_turn_nodes, self.namespace, self.session_id
+        )
+        return sorted(nodes, key=lambda n: order.get(n.turn_id, len(order)))

@@ -23,15 +23,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..events import Event, EventFact, TurnNote
+from ..events import Event, EventFact, TurnNode
 from ..prompts import Analysis
 from ..storage import StoredTurn
 from ..tokenizer import TokenCounter
 from .affiliation import Affiliation
 from .config import CONTEXT_CHARS, LIST_ITEMS, MERGED_KEYWORDS, NEW_EVENT_SUMMARY_CHARS
-from .notes import heuristic_note
+from .heuristic import heuristic_node
 
-__all__ = ["Batch", "batch_notes", "merge_events", "strings"]
+__all__ = ["Batch", "batch_nodes", "merge_events", "strings"]
 
 logger = logging.getLogger("langchain_recursive_memory")
 
@@ -63,18 +63,18 @@ class Batch:
         return self.affiliation.titles.get(event_id)
 
 
-def batch_notes(batch: Batch) -> tuple[list[TurnNote], dict[str, list[int]]]:
+def batch_nodes(batch: Batch) -> tuple[list[TurnNode], dict[str, list[int]]]:
     """The turn nodes of the batch and, per affiliated event, its turn numbers (1-based)."""
-    notes: list[TurnNote] = []
+    notes: list[TurnNode] = []
     members: dict[str, list[int]] = {}
     for n, turn in enumerate(batch.turns, start=1):
         event_ids = tuple(batch.affiliation.turn_events[n])
         item = batch.analysis.turns.get(n)
         segment = batch.segments[n - 1]
         if item is None:  # no line for it in the answer: a no-LLM node, the same events
-            note = replace(heuristic_note(turn, segment, "", batch.counter), event_ids=event_ids)
+            note = replace(heuristic_node(turn, segment, "", batch.counter), event_ids=event_ids)
         else:
-            note = TurnNote(
+            note = TurnNode(
                 turn_id=turn.id,
                 speaker=turn.turn.speaker,
                 timestamp=turn.turn.created_at,
@@ -93,7 +93,7 @@ def batch_notes(batch: Batch) -> tuple[list[TurnNote], dict[str, list[int]]]:
 
 def merge_events(
     batch: Batch,
-    notes: Sequence[TurnNote],
+    notes: Sequence[TurnNode],
     members: Mapping[str, Sequence[int]],
     known: Mapping[str, Event],
     *,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from ..rebuild import OnProgress, RebuildResult, RebuildRun
 from ..runtime.effects import Steps, store_call
-from ..session import Models, SessionScope
+from ..session import Models, SessionRef
 from .config import HiGMemConfig
 from .indexer import Indexer
 from .state import sync_steps
@@ -37,12 +37,12 @@ class NodeRebuilder:
         config: The memory's settings.
     """
 
-    def __init__(self, scope: SessionScope, models: Models, config: HiGMemConfig) -> None:
-        self.scope = scope
+    def __init__(self, scope: SessionRef, models: Models, config: HiGMemConfig) -> None:
+        self.session = scope
         self.models = models
         self.config = config
 
-    def steps(
+    def rebuild_steps(
         self, sessions: Sequence[str], whole_user: bool, on_progress: OnProgress
     ) -> Steps[RebuildResult]:
         """Index the turns of ``sessions`` again (``whole_user``: all of the user's).
@@ -50,7 +50,7 @@ class NodeRebuilder:
         Raises:
             StoreError: When Chroma failed (call again: it resumes).
         """
-        store, ns = self.scope.store, self.scope.namespace
+        store, ns = self.session.store, self.session.namespace
         batch = self.config.batch_size * REBUILD_BATCHES
         total = 0
         for session_id in sessions:
@@ -58,10 +58,10 @@ class NodeRebuilder:
             total += 1 + -(-turns // batch)
         run = RebuildRun(total, on_progress)
         for session_id in sessions:
-            yield from self._session_steps(SessionScope(store, ns, session_id), run, batch)
+            yield from self._session_steps(SessionRef(store, ns, session_id), run, batch)
         return run.result(sessions)
 
-    def _session_steps(self, scope: SessionScope, run: RebuildRun, batch: int) -> Steps[None]:
+    def _session_steps(self, scope: SessionRef, run: RebuildRun, batch: int) -> Steps[None]:
         store, ns, sid = scope.store, scope.namespace, scope.session_id
         marker = yield from store_call(store.records.rebuild_marker, ns, sid, NODES_TASK)
         if marker is not None:
@@ -72,7 +72,7 @@ class NodeRebuilder:
             yield from store_call(store.records.set_rebuild_marker, ns, sid, NODES_TASK, 0)
         indexer = Indexer(scope, self.models, self.config)
         while True:
-            indexed = yield from indexer.steps(flush=True, limit=batch)
+            indexed = yield from indexer.index_steps(flush=True, limit=batch)
             if not indexed:
                 break
             run.nodes += indexed
@@ -81,7 +81,7 @@ class NodeRebuilder:
         yield from store_call(store.records.set_rebuild_marker, ns, sid, NODES_TASK, None)
         run.step(sid, "vectors")
 
-    def _windows_steps(self, scope: SessionScope, indexer: Indexer) -> Steps[int]:
+    def _windows_steps(self, scope: SessionRef, indexer: Indexer) -> Steps[int]:
         """Embed the session's turn windows that lack a current vector."""
         space = self.models.space
         if space is None:

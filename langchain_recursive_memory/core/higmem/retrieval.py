@@ -54,7 +54,7 @@ from ..runtime.effects import (
     embed_query,
     gather,
 )
-from ..session import Models, SessionScope, UserBinding
+from ..session import Models, SessionRef, UserBinding
 from ..storage import StoredTurn
 from ..validation import check_count, check_text, check_when
 from .affiliation import nearest_events_steps
@@ -83,13 +83,13 @@ class Retriever:
 
     def __init__(
         self,
-        scope: SessionScope,
+        scope: SessionRef,
         models: Models,
         user: UserBinding,
         config: HiGMemConfig,
         indexer: Indexer,
     ) -> None:
-        self.scope = scope
+        self.session = scope
         self.models = models
         self.user = user
         self.config = config
@@ -110,7 +110,7 @@ class Retriever:
             raise ConfigurationError.for_value("use_llm", use_llm, "needs a model")
         return guided
 
-    def steps(
+    def retrieve_steps(
         self,
         query: str,
         k: int | None,
@@ -124,17 +124,17 @@ class Retriever:
         if k is not None:
             check_count("k", k)
         guided = self._guided(use_llm, check_scope(scope))
-        user = yield from self.user.steps()
+        user = yield from self.user.resolve_steps()
         if scope == "user" and user is None:
             raise ConfigurationError.for_value(
-                "scope", scope, f"session {self.scope.session_id!r} belongs to no user_id"
+                "scope", scope, f"session {self.session.session_id!r} belongs to no user_id"
             )
         state = self.indexer.state()
-        sessions, indexes = [self.scope.session_id], [state.index]
+        sessions, indexes = [self.session.session_id], [state.index]
         if user is not None and scope == "user":  # every session brought up together
             sessions, indexes = yield from self._user_indexes_steps(user, state)
         # Brings the state up to the store (unless just done), once; indexes what waits.
-        yield from self.indexer.steps(flush=True, synced=len(sessions) > 1)
+        yield from self.indexer.index_steps(flush=True, synced=len(sessions) > 1)
         if not query.strip():
             return []
         query_vector = None
@@ -166,7 +166,7 @@ class Retriever:
                 else None
             )
             scores = pool.ranker.scores(query, dense, now=day)
-            own = self.scope.session_id
+            own = self.session.session_id
             chosen = [p for t in found if (p := pool.position(own, t)) is not None]
             if k is not None:
                 chosen = sorted(chosen, key=lambda i: -scores[i])[:k]
@@ -181,12 +181,12 @@ class Retriever:
         found: Found,
     ) -> list[RetrievedTurn]:
         """The chosen turns (by pool position), best first (ties: in log order)."""
-        own = self.scope.session_id
+        own = self.session.session_id
         out = []
         for rank, i in enumerate(sorted(chosen, key=lambda i: (-float(scores[i]), i)), start=1):
             item, session = pool.turn(i), pool.session_of(i)
             mine = session == own
-            note = state.notes.get(item.id) if mine else None
+            note = state.nodes.get(item.id) if mine else None
             retrieved = RetrievedTurn(
                 turn=item.turn,
                 speaker=item.turn.speaker,
@@ -205,17 +205,17 @@ class Retriever:
         self, user: str, own: SessionIndex
     ) -> Steps[tuple[list[str], list[TurnIndex]]]:
         """Every session of the user and its index, brought up to the store together."""
-        store, ns = self.scope.store, self.scope.namespace
+        store, ns = self.session.store, self.session.namespace
 
         def others_steps(ids: list[str]) -> Steps[dict[str, TurnIndex]]:
             states = {
-                sid: Indexer(SessionScope(store, ns, sid), self.models, self.config).state()
+                sid: Indexer(SessionRef(store, ns, sid), self.models, self.config).state()
                 for sid in ids
             }
-            yield from sync_many_steps(self.scope, {self.scope.session_id: own, **states})
+            yield from sync_many_steps(self.session, {self.session.session_id: own, **states})
             return {sid: state.index for sid, state in states.items()}
 
-        sid = self.scope.session_id
+        sid = self.session.session_id
         return (yield from user_pool_steps(store, ns, sid, user, own.index, others_steps))
 
     def index_windows_steps(self) -> Steps[int]:
@@ -230,13 +230,13 @@ class Retriever:
         index = self.indexer.state().index
         with index.lock:
             settled = index.windows.settled()
-        scope = (self.scope.namespace, self.scope.session_id)
+        scope = (self.session.namespace, self.session.session_id)
         try:
-            return (yield from index.windows.embed_steps(self.scope.store, space, scope, settled))
+            return (yield from index.windows.embed_steps(self.session.store, space, scope, settled))
         except (EmbeddingError, StoreError) as exc:
             logger.warning(
                 "session %r: window vectors not written (%s); retrieval embeds them",
-                self.scope.session_id,
+                self.session.session_id,
                 exc,
             )
             return 0
@@ -255,7 +255,7 @@ class Retriever:
         for sid, index in zip(sessions, indexes, strict=True):
             with index.lock:
                 parts.append((sid, index, np.arange(len(index.ranked_turns))))
-        yield from embed_missing_steps(self.scope.store, space, self.scope.namespace, parts)
+        yield from embed_missing_steps(self.session.store, space, self.session.namespace, parts)
 
     # -- guided retrieval -------------------------------------------------------------------
 
@@ -271,7 +271,7 @@ class Retriever:
         except ModelError as exc:
             logger.warning(
                 "session %r: guided retrieval failed (%s); returning the no-LLM ranking",
-                self.scope.session_id,
+                self.session.session_id,
                 exc,
             )
             return dict.fromkeys(order[: self.config.no_llm_k], ("ranking",))
@@ -362,7 +362,7 @@ class Retriever:
             logger.warning(
                 "session %r: the relevance filter failed on %d of %d chunks; their turns are "
                 "kept unfiltered",
-                self.scope.session_id,
+                self.session.session_id,
                 failed,
                 len(chunks),
             )
@@ -377,7 +377,7 @@ class Retriever:
             return events
         space = self.models.space
         if query_vector is not None and space is not None:
-            chosen = yield from nearest_events_steps(self.scope, events, query_vector, k, space)
+            chosen = yield from nearest_events_steps(self.session, events, query_vector, k, space)
             if chosen:
                 return chosen
         index = LexicalIndex([e.index_text for e in events])

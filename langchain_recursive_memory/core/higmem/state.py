@@ -27,11 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..cache import session_cache_key
-from ..events import Event, TurnNote
+from ..events import Event, TurnNode
 from ..retrieval.index import TurnIndex
 from ..retrieval.ranking import RankerParams
 from ..runtime.effects import Steps, store_call
-from ..session import SessionScope
+from ..session import SessionRef
 from ..storage import StoredTurn
 
 __all__ = [
@@ -58,7 +58,7 @@ class SessionIndex:
 
     Attributes:
         index: The session's turns, ranked (its lock guards everything here).
-        notes: Turn nodes by turn id.
+        nodes: Turn nodes by turn id.
         events: Events by id.
         members: The turn ids of each segment's nodes, in log order.
         pending: Turn ids without a node, in log order.
@@ -68,7 +68,7 @@ class SessionIndex:
     """
 
     index: TurnIndex
-    notes: dict[str, TurnNote] = field(default_factory=dict)
+    nodes: dict[str, TurnNode] = field(default_factory=dict)
     events: dict[str, Event] = field(default_factory=dict)
     members: dict[str, list[str]] = field(default_factory=dict)
     pending: dict[str, None] = field(default_factory=dict)
@@ -84,7 +84,7 @@ class SessionIndex:
 
     def nbytes(self) -> int:
         """About how many bytes the state holds (for the cache's byte bound)."""
-        return self.index.nbytes() + len(self.notes) * NODE_BYTES
+        return self.index.nbytes() + len(self.nodes) * NODE_BYTES
 
     def appended(self, turns: Sequence[StoredTurn]) -> None:
         """Put in turns this process has just appended (they wait for their nodes)."""
@@ -94,7 +94,7 @@ class SessionIndex:
     def _merge(self, turns: Sequence[StoredTurn]) -> None:
         self.index.merge(turns)
         for t in turns:
-            if t.id not in self.notes:
+            if t.id not in self.nodes:
                 self.pending[t.id] = None
         if len(self.pending) > 1:  # keep log order (a late turn lands among them)
             order = {tid: self.index.seq_of(tid) or 0 for tid in self.pending}
@@ -106,14 +106,14 @@ class SessionIndex:
             ids = list(self.pending)[:limit] if limit is not None else list(self.pending)
             return [p for p in (self.index.position(t) for t in ids) if p is not None]
 
-    def apply(self, notes: Sequence[TurnNote], events: Sequence[Event], head: str) -> None:
+    def apply(self, notes: Sequence[TurnNode], events: Sequence[Event], head: str) -> None:
         """Take in nodes and events this process has just written (with the head token)."""
         with self.index.lock:
             for note in notes:
-                if note.turn_id not in self.notes:
+                if note.turn_id not in self.nodes:
                     self.members.setdefault(note.segment, []).append(note.turn_id)
                     self.to_close.append(note.turn_id)
-                self.notes[note.turn_id] = note
+                self.nodes[note.turn_id] = note
                 self.pending.pop(note.turn_id, None)
             self.events.update((e.id, e) for e in events)
             self.head = head
@@ -122,14 +122,14 @@ class SessionIndex:
         """Drop everything (after a clear, or before a rebuild)."""
         with self.index.lock:
             self.index.reset()
-            self.notes, self.events, self.members = {}, {}, {}
+            self.nodes, self.events, self.members = {}, {}, {}
             self.pending, self.to_close = {}, []
             self.head, self.complete = None, False
 
     def load(
         self,
         turns: Sequence[StoredTurn],
-        notes: Sequence[TurnNote],
+        notes: Sequence[TurnNode],
         events: Sequence[Event],
         head: str | None,
     ) -> None:
@@ -143,14 +143,14 @@ class SessionIndex:
                 if note is None:
                     self.pending[t.id] = None
                 else:
-                    self.notes[t.id] = note
+                    self.nodes[t.id] = note
                     self.members.setdefault(note.segment, []).append(t.id)
             self.events = {e.id: e for e in events}
             self.head, self.complete = head, True
 
 
 def session_index(
-    scope: SessionScope,
+    scope: SessionRef,
     params: RankerParams | None = None,
     session_gap: float | None = None,
     max_event_turns: int | None = None,
@@ -170,13 +170,13 @@ def session_index(
     return state
 
 
-def account(scope: SessionScope, state: SessionIndex) -> None:
+def account(scope: SessionRef, state: SessionIndex) -> None:
     """Report the state's size to the cache (it may evict other sessions)."""
     key = (*session_cache_key(scope.namespace, scope.session_id), "higmem")
     scope.store.caches.sessions.resize(key, state.nbytes())
 
 
-def sync_steps(scope: SessionScope, state: SessionIndex) -> Steps[SessionIndex]:
+def sync_steps(scope: SessionRef, state: SessionIndex) -> Steps[SessionIndex]:
     """Bring the state up to the store (see the module doc): two small reads.
 
     The head token and the turns not indexed yet; the whole session when this process
@@ -189,14 +189,14 @@ def sync_steps(scope: SessionScope, state: SessionIndex) -> Steps[SessionIndex]:
         whole = not state.complete or head != state.head
     if whole:
         turns = yield from store_call(store.records.turns, ns, sid)
-        notes = yield from store_call(store.records.get_notes, ns, sid)
+        notes = yield from store_call(store.records.get_turn_nodes, ns, sid)
         events = yield from store_call(store.records.get_events, ns, sid)
         found = yield from store_call(store.records.unfolded_turns, ns, [sid])
         state.load(turns, notes, events, head)
         # Indexed turns still open (indexed before heads existed, or by a process that
         # stopped before closing them) are closed, so the read of open turns stays small.
         with state.index.lock:
-            state.to_close = [t.id for t in found[sid] if t.id in state.notes]
+            state.to_close = [t.id for t in found[sid] if t.id in state.nodes]
     else:
         found = yield from store_call(store.records.unfolded_turns, ns, [sid])
         with state.index.lock:
@@ -206,7 +206,7 @@ def sync_steps(scope: SessionScope, state: SessionIndex) -> Steps[SessionIndex]:
     return state
 
 
-def sync_many_steps(scope: SessionScope, states: dict[str, SessionIndex]) -> Steps[None]:
+def sync_many_steps(scope: SessionRef, states: dict[str, SessionIndex]) -> Steps[None]:
     """Bring several sessions' states up to the store (a user's): two reads for all.
 
     Their head tokens and their turns not indexed yet, read together; a session this
@@ -223,10 +223,10 @@ def sync_many_steps(scope: SessionScope, states: dict[str, SessionIndex]) -> Ste
             if not whole:
                 state._merge(found[sid])
         if whole:
-            yield from sync_steps(SessionScope(store, ns, sid), state)
+            yield from sync_steps(SessionRef(store, ns, sid), state)
 
 
-def close_steps(scope: SessionScope, state: SessionIndex, force: bool = False) -> Steps[None]:
+def close_steps(scope: SessionRef, state: SessionIndex, force: bool = False) -> Steps[None]:
     """Close the indexed turns still open in the store, once there are :data:`CLOSE_BATCH`."""
     with state.index.lock:
         if not state.to_close or (len(state.to_close) < CLOSE_BATCH and not force):

@@ -2,7 +2,7 @@
 
 * :mod:`.memory` - the :class:`RecursiveMemory` and :class:`HybridMemory` facades;
 * :mod:`.planner` - the fold policy (when a fold is due, what it folds);
-* :mod:`.folder` - the compare-and-set fold and its health (cool-down);
+* :mod:`.fold` - the compare-and-set fold and its health (cool-down);
 * :mod:`.summarize` - summarize steps and the extractive (no-LLM) summarizer;
 * :mod:`.derived` - facts and vectors written at folds;
 * :mod:`.recall` - hybrid recall of facts and archived turns;
@@ -16,7 +16,7 @@ Example:
 """
 
 from .context import Context, ContextBuilder
-from .folder import FoldResult
+from .fold import FoldResult
 from .memory import HybridMemory, RecursiveMemory
 from .summarize import ExtractiveSummarizer
 

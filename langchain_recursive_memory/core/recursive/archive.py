@@ -34,7 +34,7 @@ from ..retrieval.index import TurnIndex
 from ..retrieval.pool import user_pool_steps
 from ..retrieval.ranking import RankerParams
 from ..runtime.effects import Steps, store_call
-from ..session import SessionScope
+from ..session import SessionRef
 from ..storage import MemoryStore, SessionState, StoredTurn, Summary
 
 __all__ = ["ArchiveIndex", "UserArchive"]
@@ -67,24 +67,24 @@ class ArchiveIndex:
         params: The ranking's weights and window radii.
     """
 
-    def __init__(self, scope: SessionScope, params: RankerParams | None = None) -> None:
-        self.scope = scope
+    def __init__(self, scope: SessionRef, params: RankerParams | None = None) -> None:
+        self.session = scope
         self.params = params or RankerParams()
         self._key = (*session_cache_key(scope.namespace, scope.session_id), "archive", self.params)
 
     def _holder(self) -> _Archived:
-        cache = self.scope.store.caches.sessions
+        cache = self.session.store.caches.sessions
         holder: _Archived = cache.get_or_create(
-            self._key, lambda: _Archived(TurnIndex(self.scope.key, self.params))
+            self._key, lambda: _Archived(TurnIndex(self.session.key, self.params))
         )
         return holder
 
     def _account(self, holder: _Archived) -> None:
-        self.scope.store.caches.sessions.resize(self._key, holder.index.nbytes())
+        self.session.store.caches.sessions.resize(self._key, holder.index.nbytes())
 
     def forget(self) -> None:
         """Drop what this process keeps of the session."""
-        self.scope.store.caches.sessions.pop(self._key)
+        self.session.store.caches.sessions.pop(self._key)
 
     # -- what this process writes -----------------------------------------------------------
 
@@ -149,7 +149,7 @@ class ArchiveIndex:
 
         ``known`` None: the whole log. None when a version between is missing.
         """
-        scope = self.scope
+        scope = self.session
         if known is None:
             if not version:
                 return []  # nothing folded: the unfolded turns are the whole log
@@ -194,7 +194,7 @@ class ArchiveIndex:
             positions = np.array([p for p in found if p is not None], np.int64)
         if not len(positions):
             return 0
-        scope = self.scope
+        scope = self.session
         written = yield from index.windows.embed_steps(
             scope.store, space, (scope.namespace, scope.session_id), positions
         )
@@ -221,7 +221,7 @@ class UserArchive:
         turns), beside the list of the user's sessions; a session this process has never
         seen is read whole, once.
         """
-        scope = self.own.scope
+        scope = self.own.session
         return (
             yield from user_pool_steps(
                 scope.store, scope.namespace, scope.session_id, user_id, own, self._others_steps
@@ -230,10 +230,10 @@ class UserArchive:
 
     def _others_steps(self, ids: list[str]) -> Steps[dict[str, TurnIndex]]:
         """The indexes of the user's other sessions ``ids``, brought up to date."""
-        scope = self.own.scope
+        scope = self.own.session
         store, namespace = scope.store, scope.namespace
         others = {
-            sid: ArchiveIndex(SessionScope(store, namespace, sid), self.own.params) for sid in ids
+            sid: ArchiveIndex(SessionRef(store, namespace, sid), self.own.params) for sid in ids
         }
         states = yield from _states_steps(store, namespace, others)
         out = {}

@@ -19,7 +19,7 @@ from typing import NamedTuple
 from ..errors import EmbeddingError, StoreError
 from ..facts import Fact
 from ..runtime.effects import Steps, embed_documents, store_call
-from ..session import Models, SessionScope, UserBinding
+from ..session import Models, SessionRef, UserBinding
 from ..storage import SessionState, StoredTurn, VectorRecord, text_hash
 from ..storage.keys import owned_fact_record_id
 from .archive import ArchiveIndex
@@ -62,9 +62,9 @@ class DerivedWriter:
     """
 
     def __init__(
-        self, scope: SessionScope, models: Models, user: UserBinding, archive: ArchiveIndex
+        self, scope: SessionRef, models: Models, user: UserBinding, archive: ArchiveIndex
     ) -> None:
-        self.scope = scope
+        self.session = scope
         self.models = models
         self.user = user
         self.archive = archive
@@ -72,9 +72,9 @@ class DerivedWriter:
     def fact_record_id(self, fact: Fact) -> str:
         """The vector record id of a fact (the same as its fact record): the user's, if any.
 
-        The user must be resolved (:meth:`~..session.UserBinding.steps`).
+        The user must be resolved (:meth:`~..session.UserBinding.resolve_steps`).
         """
-        scope = self.scope
+        scope = self.session
         return owned_fact_record_id(
             scope.namespace, scope.session_id, self.user.user_id, fact.key_hash
         )
@@ -90,7 +90,7 @@ class DerivedWriter:
         with when its newest source turn of ``chunk`` was said (``stated_at``): across a
         user's sessions the newest statement wins, whatever order they fold in.
         """
-        scope = self.scope
+        scope = self.session
         if not facts:
             return []
         facts = stated(facts, chunk)
@@ -121,7 +121,7 @@ class DerivedWriter:
         Returns:
             How many vectors were written.
         """
-        scope = self.scope
+        scope = self.session
         if self.models.embedder is None or not (turns or facts):
             return 0
         try:
@@ -149,7 +149,7 @@ class DerivedWriter:
         (a fold may have just changed their text). ``state``: the session's (needed when
         ``turns`` are given).
         """
-        scope = self.scope
+        scope = self.session
         space = self.models.space
         if space is None:
             return 0

@@ -22,7 +22,7 @@ from ..rebuild import OnProgress, RebuildResult
 from ..retrieval.pool import SESSION
 from ..storage import Summary
 from ..usage import Usage
-from .folder import FoldResult
+from .fold import FoldResult
 from .memory import RecursiveMemory
 
 __all__ = ["SummaryFacade"]
@@ -37,13 +37,17 @@ class SummaryFacade:
 
     @property
     def summary(self) -> str | None:
-        """The current summary text, or None before the first fold."""
-        latest = self._summary_engine().summary()
+        """The current summary's text (of :meth:`get_summary`), or None before the first fold."""
+        latest = self._summary_engine().get_summary()
         return latest.text if latest is not None else None
 
     def get_summary(self) -> Summary | None:
         """The latest summary version with its provenance (turn ids, version, method)."""
-        return self._summary_engine().summary()
+        return self._summary_engine().get_summary()
+
+    async def aget_summary(self) -> Summary | None:
+        """Async twin of :meth:`get_summary`."""
+        return await self._summary_engine().aget_summary()
 
     def fold(self, *, force: bool = False, keep: bool = True) -> FoldResult:
         """Fold now if due (or always with ``force``); raises if the summarizer fails.

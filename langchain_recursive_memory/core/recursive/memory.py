@@ -10,7 +10,7 @@ archived turns relevant to the current question (BM25 and embeddings, fused), so
 context becomes ``summary + recalled memories + window`` within the same budget.
 
 The work is done by the parts of this package: :mod:`.planner` (when and what to fold),
-:mod:`.folder` (the compare-and-set fold), :mod:`.summarize`, :mod:`.derived` (facts and
+:mod:`.fold` (the compare-and-set fold), :mod:`.summarize`, :mod:`.derived` (facts and
 vectors), :mod:`.recall` and :mod:`.context` (the one context builder). Each operation is
 written once, as steps; the sync methods run them with blocking calls, the async twins
 (``aadd``, ``afold``, ``arecall``, ``acontext``...) with ``await``.
@@ -67,7 +67,7 @@ from ..validation import check_count, check_optional_text, check_tokens, check_w
 from .archive import ArchiveIndex
 from .context import Context, ContextBuilder
 from .derived import DerivedWriter
-from .folder import Folder, FoldResult
+from .fold import FoldResult, FoldRunner
 from .rebuild import Rebuilder
 from .recall import KINDS, Recaller, check_kinds, check_scope
 from .summarize import FACT_MODES, FactSettings, Summarizer
@@ -164,11 +164,11 @@ class RecursiveMemory(Engine):
         self._background = BackgroundFolds()
         self.context_builder = ContextBuilder(self.config, self.counter)
         facts = FactSettings(extract_facts, fact_mode, fact_attempts)
-        scope, models, user = self.scope, self.models, self.user
+        scope, models, user = self.session, self.models, self.user
         summarizer = Summarizer(scope, self.config, self.counter, models, facts, shorten_attempts)
         archive = ArchiveIndex(scope)
         derived = DerivedWriter(scope, models, user, archive)
-        self._folder = Folder(
+        self._fold_runner = FoldRunner(
             scope, user, summarizer, derived, archive, self.config, self.counter, self.retry
         )
         self._recaller = Recaller(scope, models, user, self.context_builder, derived, archive)
@@ -204,7 +204,7 @@ class RecursiveMemory(Engine):
     @property
     def last_fold_error(self) -> Exception | None:
         """The error of the last failed fold, or None if the last fold succeeded."""
-        return self._folder.health.last_error
+        return self._fold_runner.health.last_error
 
     def _build_context(
         self, state: SessionState, hits: Sequence[RecallHit] = (), *, reserve: int = 0
@@ -224,8 +224,10 @@ class RecursiveMemory(Engine):
         check_tokens("reserve", reserve)
         stored, tokens = yield from self._append_steps(turns)
         self._archive.appended(stored)
-        if fold and not self._folder.clearly_not_due(tokens, len(stored), reserve):
-            yield from self._folder.steps(force=False, from_add=True, reserve=reserve, inline=True)
+        if fold and not self._fold_runner.clearly_not_due(tokens, len(stored), reserve):
+            yield from self._fold_runner.fold_steps(
+                force=False, from_add=True, reserve=reserve, inline=True
+            )
         return stored
 
     def _context_steps(
@@ -237,12 +239,12 @@ class RecursiveMemory(Engine):
             check_count("k", k)
         check_tokens("reserve", reserve)
         state = yield from store_call(self.store.records.load, self.namespace, self.session_id)
-        self._folder.observe(state.turns, state.question)
+        self._fold_runner.observe(state.turns, state.question)
         base = self._build_context(state, reserve=reserve)
         if query is None or not query.strip() or self.config.recall_tokens == 0:
             return base
         exclude = {t.id for t in base.window if t.id is not None}
-        hits = yield from self._recaller.steps(
+        hits = yield from self._recaller.recall_steps(
             query, k or CONTEXT_RECALL_K, KINDS, exclude, state, self.recall_scope, day
         )
         return self._build_context(state, hits, reserve=reserve)
@@ -253,7 +255,7 @@ class RecursiveMemory(Engine):
         chosen = check_kinds(kinds)
         day = check_when("now", now)
         scope = check_scope(scope or self.recall_scope)
-        return (yield from self._recaller.steps(query, k, chosen, scope=scope, now=day))
+        return (yield from self._recaller.recall_steps(query, k, chosen, scope=scope, now=day))
 
     def _reindex_steps(self) -> Steps[int]:
         yield from self.user_steps()
@@ -266,7 +268,7 @@ class RecursiveMemory(Engine):
         return (yield from self._derived.index_steps(archived, facts, state, refresh_facts=False))
 
     def _forget(self) -> None:
-        self._folder.health.reset()
+        self._fold_runner.health.reset()
         self._recaller.forget()
 
     # -- public API: sync and async twins ---------------------------------------------------
@@ -310,10 +312,12 @@ class RecursiveMemory(Engine):
         return stored
 
     def _background_fold(self, reserve: int) -> None:
-        self.runner.run(self._folder.steps(force=False, from_add=True, reserve=reserve))
+        self.runner.run(self._fold_runner.fold_steps(force=False, from_add=True, reserve=reserve))
 
     async def _abackground_fold(self, reserve: int) -> None:
-        await self.runner.arun(self._folder.steps(force=False, from_add=True, reserve=reserve))
+        await self.runner.arun(
+            self._fold_runner.fold_steps(force=False, from_add=True, reserve=reserve)
+        )
 
     def wait_for_folds(self, timeout: float | None = None) -> bool:
         """Wait until no background fold of this memory is pending (sync ones).
@@ -340,11 +344,13 @@ class RecursiveMemory(Engine):
             ModelError: When the summary model failed after its retries.
             StoreError: When Chroma failed.
         """
-        return self.runner.run(self._folder.steps(force=force, from_add=False, keep=keep))
+        return self.runner.run(self._fold_runner.fold_steps(force=force, from_add=False, keep=keep))
 
     async def afold(self, *, force: bool = False, keep: bool = True) -> FoldResult:
         """Async twin of :meth:`fold`."""
-        return await self.runner.arun(self._folder.steps(force=force, from_add=False, keep=keep))
+        return await self.runner.arun(
+            self._fold_runner.fold_steps(force=force, from_add=False, keep=keep)
+        )
 
     def context(
         self,
@@ -477,13 +483,21 @@ class RecursiveMemory(Engine):
         if items[len(stored) :]:
             await self.aadd(items[len(stored) :])
 
-    def summary(self) -> Summary | None:
-        """Return the latest summary version, or None."""
+    def get_summary(self) -> Summary | None:
+        """Return the latest summary version (text and provenance), or None."""
         return self.runner.run(self._summary_steps())
 
-    async def asummary(self) -> Summary | None:
-        """Async twin of :meth:`summary`."""
+    async def aget_summary(self) -> Summary | None:
+        """Async twin of :meth:`get_summary`."""
         return await self.runner.arun(self._summary_steps())
+
+    def summary(self) -> Summary | None:
+        """The same as :meth:`get_summary` (its older name)."""
+        return self.get_summary()
+
+    async def asummary(self) -> Summary | None:
+        """The same as :meth:`aget_summary` (its older name)."""
+        return await self.aget_summary()
 
     def _summary_steps(self) -> Steps[Summary | None]:
         return (

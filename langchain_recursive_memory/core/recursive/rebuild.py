@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 from ..rebuild import OnProgress, RebuildResult, RebuildRun
 from ..runtime.effects import Steps, store_call
-from ..session import Models, SessionScope, UserBinding
+from ..session import Models, SessionRef, UserBinding
 from .archive import ArchiveIndex
 from .derived import DerivedWriter, stated
 from .summarize import Summarizer
@@ -53,14 +53,14 @@ class Rebuilder:
 
     def __init__(
         self,
-        scope: SessionScope,
+        scope: SessionRef,
         models: Models,
         user: UserBinding,
         summarizer: Summarizer,
         derived: DerivedWriter,
         archive: ArchiveIndex,
     ) -> None:
-        self.scope = scope
+        self.session = scope
         self.models = models
         self.user = user
         self.summarizer = summarizer
@@ -72,7 +72,7 @@ class Rebuilder:
         """Whether facts are extracted again (a model, and ``extract_facts``)."""
         return self.summarizer.facts.enabled and self.models.model is not None
 
-    def steps(
+    def rebuild_steps(
         self, sessions: Sequence[str], whole_user: bool, on_progress: OnProgress
     ) -> Steps[RebuildResult]:
         """Rebuild the facts and vectors of ``sessions``, resuming where a rebuild stopped.
@@ -84,7 +84,7 @@ class Rebuilder:
             ModelError: When a facts call failed (call again: it resumes).
             StoreError: When Chroma failed (call again: it resumes).
         """
-        store, ns, user = self.scope.store, self.scope.namespace, self.user.user_id
+        store, ns, user = self.session.store, self.session.namespace, self.user.user_id
         done: list[str] = []
         resumed = False
         if whole_user:
@@ -110,7 +110,7 @@ class Rebuilder:
 
     def _plan_steps(self, sessions: Sequence[str], on_progress: OnProgress) -> Steps[RebuildRun]:
         """The steps ahead: each session's versions not done yet, its vectors, the facts'."""
-        store, ns = self.scope.store, self.scope.namespace
+        store, ns = self.session.store, self.session.namespace
         total = 1
         for session_id in sessions:
             marker = yield from store_call(store.records.rebuild_marker, ns, session_id, FACTS_TASK)
@@ -128,7 +128,7 @@ class Rebuilder:
         rebuild of one of its sessions: each session is derived again from its first
         version (a session's marker would skip the versions whose facts were wiped).
         """
-        store, ns = self.scope.store, self.scope.namespace
+        store, ns = self.session.store, self.session.namespace
         done = yield from store_call(store.records.rebuild_marker, ns, user, FACTS_TASK, user=True)
         if done is not None:
             return [str(s) for s in done], True
@@ -143,7 +143,7 @@ class Rebuilder:
 
     def _session_steps(self, session_id: str, run: RebuildRun, *, statements: bool) -> Steps[None]:
         """Rebuild one session's facts and window vectors (resuming from its marker)."""
-        store, ns, space = self.scope.store, self.scope.namespace, self.models.space
+        store, ns, space = self.session.store, self.session.namespace, self.models.space
         marker = yield from store_call(store.records.rebuild_marker, ns, session_id, FACTS_TASK)
         if marker is not None:
             run.resumed = True
@@ -179,12 +179,12 @@ class Rebuilder:
 
     def _windows_steps(self, session_id: str) -> Steps[int]:
         """Embed the windows of the session's folded turns that lack a current vector."""
-        store, ns, space = self.scope.store, self.scope.namespace, self.models.space
+        store, ns, space = self.session.store, self.session.namespace, self.models.space
         if space is None:
             return 0
         archive = self.archive
-        if session_id != self.scope.session_id:
-            archive = ArchiveIndex(SessionScope(store, ns, session_id), self.archive.params)
+        if session_id != self.session.session_id:
+            archive = ArchiveIndex(SessionRef(store, ns, session_id), self.archive.params)
         state = yield from store_call(store.records.load, ns, session_id)
         log = yield from store_call(store.records.turns, ns, session_id)
         folded = [t.id for t in log if t.folded_in and t.turn.text.strip()]
@@ -192,7 +192,7 @@ class Rebuilder:
 
     def _facts_vectors_steps(self, run: RebuildRun) -> Steps[None]:
         """Embed the facts the memory sees (its user's too) again."""
-        scope = self.scope
+        scope = self.session
         if self.models.space is not None:
             facts = yield from store_call(
                 scope.store.records.get_facts, scope.namespace, scope.session_id

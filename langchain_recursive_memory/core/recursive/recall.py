@@ -45,7 +45,7 @@ from ..retrieval.lexical import LexicalIndex
 from ..retrieval.pool import SCOPES, TurnPool, check_scope, embed_missing_steps
 from ..retrieval.ranking import best_first, rank_of
 from ..runtime.effects import Steps, embed_query, store_call
-from ..session import Models, SessionScope, UserBinding
+from ..session import Models, SessionRef, UserBinding
 from ..storage import SessionState, StoredTurn, text_hash
 from ..validation import check_count, check_text
 from .archive import ArchiveIndex, UserArchive
@@ -117,14 +117,14 @@ class Recaller:
 
     def __init__(
         self,
-        scope: SessionScope,
+        scope: SessionRef,
         models: Models,
         user: UserBinding,
         builder: ContextBuilder,
         derived: DerivedWriter,
         archive: ArchiveIndex,
     ) -> None:
-        self.scope = scope
+        self.session = scope
         self.models = models
         self.user = user
         self.builder = builder
@@ -132,20 +132,20 @@ class Recaller:
         self.archive = archive
         self.users = UserArchive(archive)
         self.params = archive.params
-        self._key = session_cache_key(self.scope.namespace, self.scope.session_id)
+        self._key = session_cache_key(self.session.namespace, self.session.session_id)
 
     def _cache(self) -> _SessionRecall:
-        cached: _SessionRecall = self.scope.store.caches.facts.get_or_create(
+        cached: _SessionRecall = self.session.store.caches.facts.get_or_create(
             self._key, _SessionRecall
         )
         return cached
 
     def forget(self) -> None:
         """Drop what this process cached about the session."""
-        self.scope.store.caches.facts.pop(self._key)
+        self.session.store.caches.facts.pop(self._key)
         self.archive.forget()
 
-    def steps(
+    def recall_steps(
         self,
         query: str,
         k: int,
@@ -166,12 +166,12 @@ class Recaller:
         check_text("query", query)
         check_count("k", k)
         check_scope(scope)
-        user = yield from self.user.steps()
+        user = yield from self.user.resolve_steps()
         if scope == "user" and user is None:
             raise ConfigurationError.for_value(
-                "scope", scope, f"session {self.scope.session_id!r} belongs to no user_id"
+                "scope", scope, f"session {self.session.session_id!r} belongs to no user_id"
             )
-        store, ns, sid = self.scope.store, self.scope.namespace, self.scope.session_id
+        store, ns, sid = self.session.store, self.session.namespace, self.session.session_id
         if state is None:
             state = yield from store_call(store.records.load, ns, sid)
         if exclude is None:
@@ -215,7 +215,7 @@ class Recaller:
     def _dense_unavailable(self, exc: Exception) -> None:
         logger.warning(
             "session %r: dense recall unavailable (%s); ranking with BM25 only",
-            self.scope.session_id,
+            self.session.session_id,
             exc,
         )
 
@@ -229,12 +229,12 @@ class Recaller:
         key: tuple[Any, ...] | None = (version,) if version is not None else None
         if user is not None:
             stamp = yield from store_call(
-                self.scope.store.records.user_stamp, self.scope.namespace, user
+                self.session.store.records.user_stamp, self.session.namespace, user
             )
             key = (version, stamp)
         cache = self._cache()
         if key is None or cache.facts_key != key:
-            scope = self.scope
+            scope = self.session
             facts = yield from store_call(
                 scope.store.records.get_facts, scope.namespace, scope.session_id
             )
@@ -262,10 +262,10 @@ class Recaller:
                 for f in facts
             ]
         )
-        scope = (self.scope.namespace, self.scope.session_id)
+        scope = (self.session.namespace, self.session.session_id)
         try:
             near = yield from nearest_steps(
-                self.scope.store, space, scope, query_vector, wanted, pool
+                self.session.store, space, scope, query_vector, wanted, pool
             )
         except StoreError as exc:
             self._dense_unavailable(exc)
@@ -287,7 +287,7 @@ class Recaller:
         under the indexes' locks, the pool is ranked and the hits are built.
         """
         sessions, indexes = parts
-        own = self.scope.session_id
+        own = self.session.session_id
         space = self.models.space
         query_unit = unit(query_vector) if query_vector is not None else None
         if query_unit is not None and space is not None:
@@ -298,7 +298,7 @@ class Recaller:
                 ]
             try:
                 yield from embed_missing_steps(
-                    self.scope.store, space, self.scope.namespace, wanted
+                    self.session.store, space, self.session.namespace, wanted
                 )
             except (EmbeddingError, StoreError) as exc:
                 self._dense_unavailable(exc)

@@ -54,7 +54,7 @@ from ..prompts import (
 )
 from ..retrieval.lexical import LexicalIndex
 from ..runtime.effects import Steps, complete, store_call
-from ..session import Models, SessionScope
+from ..session import Models, SessionRef
 from ..storage import StoredTurn, Summary
 from ..tokenizer import TokenCounter
 from ..turn import Turn
@@ -111,14 +111,14 @@ class Summarizer:
 
     def __init__(
         self,
-        scope: SessionScope,
+        scope: SessionRef,
         config: MemoryConfig,
         counter: TokenCounter,
         models: Models,
         facts: FactSettings,
         shorten_attempts: int,
     ) -> None:
-        self.scope = scope
+        self.session = scope
         self.config = config
         self.counter = counter
         self.models = models
@@ -126,7 +126,9 @@ class Summarizer:
         self.shorten_attempts = shorten_attempts
         self.extractive = ExtractiveSummarizer(counter)
 
-    def steps(self, previous: Summary | None, chunk: Sequence[StoredTurn]) -> Steps[Summarized]:
+    def summarize_steps(
+        self, previous: Summary | None, chunk: Sequence[StoredTurn]
+    ) -> Steps[Summarized]:
         """Fold ``chunk`` into ``previous``: the new summary text (and facts)."""
         cap = self.config.max_summary_tokens
         turns = [s.turn for s in chunk]
@@ -161,7 +163,7 @@ class Summarizer:
 
     def _related_facts_steps(self, turns: Sequence[Turn]) -> Steps[list[Fact]]:
         """The stored facts most related to ``turns`` (shown to the model to update them)."""
-        scope = self.scope
+        scope = self.session
         stored = yield from store_call(
             scope.store.records.get_facts, scope.namespace, scope.session_id
         )
@@ -195,7 +197,7 @@ class Summarizer:
             logger.warning(
                 "session %r: facts of this fold skipped after %d malformed answers (%s); "
                 "the summary and every message are kept",
-                self.scope.session_id,
+                self.session.session_id,
                 self.facts.attempts,
                 problem,
             )
@@ -224,7 +226,7 @@ class Summarizer:
             logger.warning(
                 "session %r: facts of this fold skipped (%s); the summary and every "
                 "message are kept",
-                self.scope.session_id,
+                self.session.session_id,
                 exc,
             )
             return None

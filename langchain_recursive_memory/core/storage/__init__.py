@@ -58,7 +58,7 @@ Example:
 """
 
 from .client import default_path
-from .keys import DEFAULT_NAMESPACE, session_key, text_hash, validate_scope
+from .keys import DEFAULT_NAMESPACE, session_key, text_hash, validate_session
 from .records import SessionInfo, SessionState, StoredTurn, Summary, UserInfo, VectorRecord
 from .session_records import SessionRecords
 from .store import MemoryStore
@@ -76,5 +76,5 @@ __all__ = [
     "default_path",
     "session_key",
     "text_hash",
-    "validate_scope",
+    "validate_session",
 ]

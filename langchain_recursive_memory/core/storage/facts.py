@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..facts import Fact
-from .keys import AnyScope, UserScope, fact_record_id, user_fact_record_id
+from .keys import AnyScope, UserOwner, fact_record_id, user_fact_record_id
 from .repository import Repository, decoded
 
 __all__ = ["FactTable"]
@@ -23,7 +23,7 @@ class FactTable(Repository):
 
     def ids(self, scope: AnyScope, facts: Sequence[Fact]) -> list[str]:
         """Return the record ids of facts (one per key and session, or key and user)."""
-        build = user_fact_record_id if isinstance(scope, UserScope) else fact_record_id
+        build = user_fact_record_id if isinstance(scope, UserOwner) else fact_record_id
         return [build(scope.key, f.key_hash) for f in facts]
 
     def get(self, scope: AnyScope, ids: Sequence[str] | None = None) -> list[Fact]:

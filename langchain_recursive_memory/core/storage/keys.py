@@ -20,7 +20,7 @@ Example:
     >>> kinds_filter(skey, ["turn", "fact"])
     {'skk': {'$in': ['c138377a1bfbbf2dfdece3c1:turn', 'c138377a1bfbbf2dfdece3c1:fact']}}
 
-A user (:class:`UserScope`) has a key of its own (:func:`user_key`, hashed in another
+A user (:class:`UserOwner`) has a key of its own (:func:`user_key`, hashed in another
 domain, so it never equals a session key); the user's own records (its facts, their
 vectors, its user record) are keyed by it and carry ``uo`` (user-owned), and every record
 of a session that belongs to a user carries ``uid`` and ``uk`` besides its session keys:
@@ -30,7 +30,7 @@ of a session that belongs to a user carries ``uid`` and ``uk`` besides its sessi
     True
     >>> ukey != session_key("default", "ada")
     True
-    >>> Scope.of("default", "s1", "ada").metadata()["uk"] == ukey
+    >>> SessionOwner.of("default", "s1", "ada").metadata()["uk"] == ukey
     True
 """
 
@@ -55,9 +55,9 @@ __all__ = [
     "REBUILD_TASKS",
     "SCHEMA",
     "SPACE_RE",
-    "Scope",
+    "SessionOwner",
     "TURN_KIND",
-    "UserScope",
+    "UserOwner",
     "VECTOR_COLLECTION_PREFIX",
     "collection_name",
     "event_record_id",
@@ -89,7 +89,7 @@ __all__ = [
     "user_record_id",
     "validate_name",
     "validate_prefix",
-    "validate_scope",
+    "validate_session",
     "validate_space",
     "vector_collection_name",
     "window_kind",
@@ -135,7 +135,7 @@ REBUILD_TASKS = ("facts", "vectors", "nodes")
 # -- validation -------------------------------------------------------------------------
 
 
-def validate_scope(namespace: str, session_id: str) -> None:
+def validate_session(namespace: str, session_id: str) -> None:
     """Check a namespace and session id.
 
     Both must be strings of 1 to 1,024 characters, not only whitespace, without NUL
@@ -150,7 +150,7 @@ def validate_scope(namespace: str, session_id: str) -> None:
 
 
 def validate_name(name: str, value: object) -> str:
-    """Check one scope name (a namespace, a session id, a user id); see :func:`validate_scope`.
+    """Check one scope name (a namespace, a session id, a user id); see :func:`validate_session`.
 
     Raises:
         InvalidInputError: Naming the bad value.
@@ -347,7 +347,7 @@ def scope_filter(skey: str) -> dict[str, Any]:
 
     Chroma's metadata filter cost grows with the records each predicate matches, so an
     unselective ``{"ns": ...}`` would make every read slow down as the whole database
-    grows. Results are re-checked on namespace and session id (:meth:`Scope.owns`).
+    grows. Results are re-checked on namespace and session id (:meth:`SessionOwner.owns`).
     """
     return {"sk": skey}
 
@@ -400,7 +400,7 @@ def kinds_filter(skey: str, kinds: Sequence[str]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True, slots=True)
-class Scope:
+class SessionOwner:
     """A checked namespace and session id, with its session key (and its user, if known).
 
     Build it with :meth:`of`, which validates; the repositories take a scope, so every
@@ -421,13 +421,13 @@ class Scope:
     user_id: str | None = None
 
     @classmethod
-    def of(cls, namespace: str, session_id: str, user_id: str | None = None) -> Scope:
+    def of(cls, namespace: str, session_id: str, user_id: str | None = None) -> SessionOwner:
         """Validate a namespace, session id (and user id) and return their scope.
 
         Raises:
             InvalidInputError: For a bad namespace, session id or user id.
         """
-        validate_scope(namespace, session_id)
+        validate_session(namespace, session_id)
         if user_id is not None:
             validate_name("user_id", user_id)
         return cls(namespace, session_id, session_key(namespace, session_id), user_id)
@@ -451,11 +451,11 @@ class Scope:
 
 
 @dataclass(frozen=True, slots=True)
-class UserScope:
+class UserOwner:
     """A checked namespace and user id, with the user's key: the scope of its own records.
 
     Those are the user's facts, their vectors and its record in the user list.
-    It offers what the repositories use of a :class:`Scope` (``namespace``, ``key``,
+    It offers what the repositories use of a :class:`SessionOwner` (``namespace``, ``key``,
     ``where``, ``metadata()``, ``owns()``), so the facts and vector repositories serve both.
 
     Attributes:
@@ -470,7 +470,7 @@ class UserScope:
     key: str
 
     @classmethod
-    def of(cls, namespace: str, user_id: str) -> UserScope:
+    def of(cls, namespace: str, user_id: str) -> UserOwner:
         """Validate a namespace and user id and return their scope.
 
         Raises:
@@ -503,5 +503,5 @@ class UserScope:
         )
 
 
-AnyScope = Scope | UserScope
+AnyScope = SessionOwner | UserOwner
 """The owner of records: a session or a user."""

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..cache import StoreCaches
 from ..errors import ConfigurationError
-from .keys import EVENT_KIND, Scope, UserScope, kinds_filter
+from .keys import EVENT_KIND, SessionOwner, UserOwner, kinds_filter
 from .records import SessionInfo
 from .repositories import Repositories
 from .users import UserDirectory
@@ -77,11 +77,11 @@ class SessionLifecycle:
         The engines record it on their first write in a process; the command line reads it
         to show and recall a session the way it was made.
         """
-        self.repos.session_list.describe(self.directory.scope(namespace, session_id), settings)
+        self.repos.session_list.describe(self.directory.owner(namespace, session_id), settings)
 
     def session_settings(self, namespace: str, session_id: str) -> dict[str, Any]:
         """How the session's memory was made (see :meth:`describe_session`), or empty."""
-        return self.repos.session_list.settings(Scope.of(namespace, session_id))
+        return self.repos.session_list.settings(SessionOwner.of(namespace, session_id))
 
     def activity(
         self, namespace: str | None = None, *, by: str = "written"
@@ -150,9 +150,11 @@ class SessionLifecycle:
         # Turns written before the cutoff go (by="created": every turn written before this
         # call); a session that gets a turn meanwhile keeps everything.
         written_before = cutoff if by == "written" else started
-        return [key for key in candidates if self._expire_one(Scope.of(*key), written_before)]
+        return [
+            key for key in candidates if self._expire_one(SessionOwner.of(*key), written_before)
+        ]
 
-    def _expire_one(self, scope: Scope, cutoff: float) -> bool:
+    def _expire_one(self, scope: SessionOwner, cutoff: float) -> bool:
         user = self.directory.session_user(scope.namespace, scope.session_id)
         taken = self.repos.turn_log.take_before(scope, int(cutoff * 1e9))
         if self.repos.turn_log.any_left(scope):
@@ -161,7 +163,9 @@ class SessionLifecycle:
         self._clear_derived(scope, user)
         if self.repos.turn_log.any_left(scope):
             # A turn arrived in the last step: keep it listed (and its user's).
-            self.repos.session_list.register(Scope.of(scope.namespace, scope.session_id, user))
+            self.repos.session_list.register(
+                SessionOwner.of(scope.namespace, scope.session_id, user)
+            )
         return True
 
     def clear(self, namespace: str, session_id: str) -> None:
@@ -169,12 +173,12 @@ class SessionLifecycle:
 
         What the session stated is taken out of its user's facts (see the module doc).
         """
-        scope = Scope.of(namespace, session_id)
+        scope = SessionOwner.of(namespace, session_id)
         user = self.directory.session_user(namespace, session_id)
         self.repos.turn_log.clear(scope)
         self._clear_derived(scope, user)
 
-    def _clear_derived(self, scope: Scope, user: str | None) -> None:
+    def _clear_derived(self, scope: SessionOwner, user: str | None) -> None:
         if user is not None:
             self.directory.drop_from_user(scope.namespace, scope.session_id, user)
         self.repos.summary_log.clear(scope)
@@ -186,7 +190,7 @@ class SessionLifecycle:
         self.repos.session_list.clear(scope)  # last: a session stays listed until all else is gone
         self.directory.forget_session(scope.namespace, scope.session_id)
         self.caches.drop(scope.namespace, [scope.session_id])  # nothing deleted stays cached
-        owner = UserScope.of(scope.namespace, user) if user is not None else None
+        owner = UserOwner.of(scope.namespace, user) if user is not None else None
         if owner is not None and not self.repos.session_list.of_user(owner):
             self._delete_user_own(owner)  # its last session is gone: so is the user
         elif owner is not None:
@@ -199,7 +203,7 @@ class SessionLifecycle:
 
         A rebuild starts so: the facts are then extracted again from the log.
         """
-        scope = Scope.of(namespace, session_id)
+        scope = SessionOwner.of(namespace, session_id)
         user = self.directory.session_user(namespace, session_id)
         if statements and user is not None:
             self.directory.drop_from_user(namespace, session_id, user)
@@ -207,30 +211,30 @@ class SessionLifecycle:
 
     def drop_vectors(self, space: str, namespace: str, session_id: str) -> None:
         """Delete the session's vectors of one embedder (not its user's facts')."""
-        scope = Scope.of(namespace, session_id)
+        scope = SessionOwner.of(namespace, session_id)
         self.repos.vector_spaces.delete_where(scope.where, spaces=[space])
 
     def drop_user_facts(self, namespace: str, user_id: str) -> None:
         """Delete every fact of the user and their vectors (a user's rebuild starts so)."""
-        user = UserScope.of(namespace, user_id)
+        user = UserOwner.of(namespace, user_id)
         self.repos.fact_table.clear(user)
         self.repos.vector_spaces.clear(user)
         self.repos.user_list.touch(user)
 
     def drop_nodes(self, namespace: str, session_id: str) -> None:
         """Delete the session's HiGMem turn and event nodes and the events' vectors."""
-        scope = Scope.of(namespace, session_id)
+        scope = SessionOwner.of(namespace, session_id)
         self.repos.turn_nodes.clear(scope)
         self.repos.event_nodes.clear(scope)
         self.repos.vector_spaces.delete_where(kinds_filter(scope.key, [EVENT_KIND]))
 
-    def _delete_user_own(self, user: UserScope) -> None:
+    def _delete_user_own(self, user: UserOwner) -> None:
         """Delete the user's own records: its facts, their vectors, its record."""
         self.repos.fact_table.clear(user)
         self.repos.vector_spaces.clear(user)
         self.repos.user_list.clear(user)
 
-    def _delete_user(self, user: UserScope) -> None:
+    def _delete_user(self, user: UserOwner) -> None:
         """Delete everything the user owns and every record tagged with it."""
         self._delete_user_own(user)
         everything = user.everything
@@ -253,10 +257,10 @@ class SessionLifecycle:
         Raises:
             InvalidInputError: For a bad namespace or user id.
         """
-        user = UserScope.of(namespace, user_id)
+        user = UserOwner.of(namespace, user_id)
         sessions = [s.session_id for s in self.repos.session_list.of_user(user)]
         for session_id in sessions:
-            scope = Scope.of(namespace, session_id)
+            scope = SessionOwner.of(namespace, session_id)
             self.repos.turn_log.clear(scope)
             self._clear_derived(scope, None)
         self._delete_user(user)

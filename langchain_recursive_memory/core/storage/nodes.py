@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, Generic, TypeVar
 
-from ..events import Event, TurnNote
-from .keys import Scope, event_record_id, head_record_id, turn_node_id
+from ..events import Event, TurnNode
+from .keys import SessionOwner, event_record_id, head_record_id, turn_node_id
 from .repository import Repository, decoded
 
 __all__ = ["HEAD_KIND", "EventNodes", "TurnNodes"]
@@ -15,7 +15,7 @@ __all__ = ["HEAD_KIND", "EventNodes", "TurnNodes"]
 HEAD_KIND = "head"
 """The ``kind`` of a session's head record in the turn nodes' collection."""
 
-N = TypeVar("N", TurnNote, Event)
+N = TypeVar("N", TurnNode, Event)
 
 
 class _Nodes(Repository, Generic[N]):
@@ -30,20 +30,20 @@ class _Nodes(Repository, Generic[N]):
     def _decode(self, document: str, meta: Mapping[str, Any]) -> N:
         raise NotImplementedError
 
-    def put(self, scope: Scope, nodes: Sequence[N]) -> None:
+    def put(self, scope: SessionOwner, nodes: Sequence[N]) -> None:
         """Write (or overwrite) nodes."""
         ids = [self._record_id(scope.key, n) for n in nodes]
         docs = [self._document(n) for n in nodes]
         self.upsert(f"write {self.label}", scope, ids, docs, [n.to_metadata() for n in nodes])
 
-    def get(self, scope: Scope) -> list[N]:
+    def get(self, scope: SessionOwner) -> list[N]:
         """Return the session's nodes (in no particular order)."""
         rows = self.read(f"read {self.label}", scope, where=scope.where)
         nodes = [r for r in rows if r[1].get("kind") != HEAD_KIND]
         return decoded(self.label, nodes, lambda r: self._decode(*r))
 
 
-class TurnNodes(_Nodes[TurnNote]):
+class TurnNodes(_Nodes[TurnNode]):
     """The ``{prefix}_hg_turns`` collection: one annotation per logged turn.
 
     Beside the nodes, one *head* record per session carries a token that changes with
@@ -54,7 +54,9 @@ class TurnNodes(_Nodes[TurnNote]):
     name = "hg_turns"
     label = "turn nodes"
 
-    def put_with_head(self, scope: Scope, nodes: Sequence[TurnNote], token: str | None) -> None:
+    def put_with_head(
+        self, scope: SessionOwner, nodes: Sequence[TurnNode], token: str | None
+    ) -> None:
         """Write nodes and (unless ``token`` is None) set the session's head token: one request."""
         if token is None:
             self.put(scope, nodes)
@@ -64,12 +66,12 @@ class TurnNodes(_Nodes[TurnNote]):
         metas = [n.to_metadata() for n in nodes] + [{"kind": HEAD_KIND, "token": token}]
         self.upsert(f"write {self.label}", scope, ids, docs, metas)
 
-    def head(self, scope: Scope) -> str | None:
+    def head(self, scope: SessionOwner) -> str | None:
         """The session's head token (None: no node written since the session began)."""
         meta = self.fields("read the index head", scope, head_record_id(scope.key))
         return str(meta["token"]) if meta is not None and "token" in meta else None
 
-    def heads(self, scopes: Sequence[Scope]) -> dict[str, str | None]:
+    def heads(self, scopes: Sequence[SessionOwner]) -> dict[str, str | None]:
         """The head tokens of several sessions in one read (session key -> token)."""
         by_id = {head_record_id(s.key): s for s in scopes}
         out: dict[str, str | None] = {s.key: None for s in scopes}
@@ -85,14 +87,14 @@ class TurnNodes(_Nodes[TurnNote]):
                 out[scope.key] = str(meta["token"])
         return out
 
-    def _record_id(self, skey: str, node: TurnNote) -> str:
+    def _record_id(self, skey: str, node: TurnNode) -> str:
         return turn_node_id(skey, node.turn_id)
 
-    def _document(self, node: TurnNote) -> str:
+    def _document(self, node: TurnNode) -> str:
         return node.context
 
-    def _decode(self, document: str, meta: Mapping[str, Any]) -> TurnNote:
-        return TurnNote.from_metadata(document, meta)
+    def _decode(self, document: str, meta: Mapping[str, Any]) -> TurnNode:
+        return TurnNode.from_metadata(document, meta)
 
 
 class EventNodes(_Nodes[Event]):
@@ -110,6 +112,6 @@ class EventNodes(_Nodes[Event]):
     def _decode(self, document: str, meta: Mapping[str, Any]) -> Event:
         return Event.from_metadata(document, meta)
 
-    def get(self, scope: Scope) -> list[Event]:
+    def get(self, scope: SessionOwner) -> list[Event]:
         """Return the session's event nodes, oldest first."""
         return sorted(super().get(scope), key=lambda e: (e.created_at, e.id))

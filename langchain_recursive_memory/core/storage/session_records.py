@@ -12,7 +12,7 @@ and :attr:`SessionRecords.lifecycle` (:class:`~.lifecycle.SessionLifecycle`: who
 sessions and users).
 
 Every method taking a namespace and session id validates them first
-(:func:`~.keys.validate_scope`) and raises ``InvalidInputError`` for bad ones; a failed
+(:func:`~.keys.validate_session`) and raises ``InvalidInputError`` for bad ones; a failed
 Chroma call raises ``StoreError``.
 
 Example:
@@ -31,13 +31,13 @@ from typing import Any
 
 from ..cache import StoreCaches
 from ..errors import InvalidInputError
-from ..events import Event, TurnNote
+from ..events import Event, TurnNode
 from ..facts import Fact, merge_fact
 from ..turn import Turn, turn_list
 from ..usage import Usage, UsageRecord
 from ..validation import check_text, check_tokens
 from .client import StoreClient
-from .keys import Scope, UserScope, owned_fact_record_id, user_owned
+from .keys import SessionOwner, UserOwner, owned_fact_record_id, user_owned
 from .lifecycle import SessionLifecycle
 from .records import SessionInfo, SessionState, StoredTurn, Summary, VectorRecord
 from .repositories import Repositories
@@ -106,7 +106,7 @@ class SessionRecords:
             InvalidInputError: For a bad scope or mismatched lengths.
             StoreError: When Chroma rejects the write (nothing was written).
         """
-        scope = self.directory.scope(namespace, session_id)
+        scope = self.directory.owner(namespace, session_id)
         turns = turn_list(turns)
         if isinstance(tokens, str) or not isinstance(tokens, Sequence):
             raise InvalidInputError.for_value("tokens", tokens, "must be a sequence of ints")
@@ -121,27 +121,27 @@ class SessionRecords:
 
     def turns(self, namespace: str, session_id: str) -> list[StoredTurn]:
         """Return every logged turn of the session, oldest first (folded or not)."""
-        return self.repos.turn_log.log(Scope.of(namespace, session_id))
+        return self.repos.turn_log.log(SessionOwner.of(namespace, session_id))
 
     def get_turns(
         self, namespace: str, session_id: str, turn_ids: Iterable[str]
     ) -> list[StoredTurn]:
         """Return the session's turns with the given ids, oldest first (missing ids skipped)."""
-        return self.repos.turn_log.by_ids(Scope.of(namespace, session_id), turn_ids)
+        return self.repos.turn_log.by_ids(SessionOwner.of(namespace, session_id), turn_ids)
 
     def count_turns(self, namespace: str, session_id: str) -> int:
         """Return how many turns the session's log holds."""
-        return self.repos.turn_log.count(Scope.of(namespace, session_id))
+        return self.repos.turn_log.count(SessionOwner.of(namespace, session_id))
 
     # -- summaries -----------------------------------------------------------------------
 
     def latest_summary(self, namespace: str, session_id: str) -> Summary | None:
         """Return the session's latest summary version, or None."""
-        return self.repos.summary_log.latest(Scope.of(namespace, session_id))
+        return self.repos.summary_log.latest(SessionOwner.of(namespace, session_id))
 
     def summaries(self, namespace: str, session_id: str) -> list[Summary]:
         """Return every summary version of the session, oldest first."""
-        return self.repos.summary_log.versions(Scope.of(namespace, session_id))
+        return self.repos.summary_log.versions(SessionOwner.of(namespace, session_id))
 
     def load(self, namespace: str, session_id: str) -> SessionState:
         """Return the latest summary and the turns it does not cover, oldest first.
@@ -152,7 +152,7 @@ class SessionRecords:
         question (the newest user message) is folded already, it is read too (by id, only
         then) as the state's ``question``: the context shows it while it is current.
         """
-        scope = Scope.of(namespace, session_id)
+        scope = SessionOwner.of(namespace, session_id)
         hint = self.repos.summary_log.hint(scope)
         unfolded = self.repos.turn_log.unfolded(scope)
         versions = self.repos.summary_log.recent(scope, hint)
@@ -171,7 +171,7 @@ class SessionRecords:
 
     def summaries_since(self, namespace: str, known: Mapping[str, int]) -> dict[str, list[Summary]]:
         """Each session's versions above the one known (session id -> version), in one read."""
-        scopes = {sid: Scope.of(namespace, sid) for sid in known}
+        scopes = {sid: SessionOwner.of(namespace, sid) for sid in known}
         found = self.repos.summary_log.since({s.key: (s, known[sid]) for sid, s in scopes.items()})
         return {sid: found[s.key] for sid, s in scopes.items()}
 
@@ -185,7 +185,7 @@ class SessionRecords:
 
         ``known``: session id -> turn ids the caller holds; those are not read again.
         """
-        scopes = {sid: Scope.of(namespace, sid) for sid in dict.fromkeys(session_ids)}
+        scopes = {sid: SessionOwner.of(namespace, sid) for sid in dict.fromkeys(session_ids)}
         keyed = {s.key: known.get(sid, ()) for sid, s in scopes.items()} if known else None
         found = self.repos.turn_log.unfolded_of(list(scopes.values()), keyed)
         return {sid: found[s.key] for sid, s in scopes.items()}
@@ -201,12 +201,12 @@ class SessionRecords:
         is held. A lease lasts one to two ``period`` seconds unless renewed, so a holder
         that dies blocks folds for at most ``2 * period``.
         """
-        scope = self.directory.scope(namespace, session_id)
+        scope = self.directory.owner(namespace, session_id)
         return self.repos.summary_log.claim_lease(scope, holder, period, time.time())
 
     def release_fold(self, namespace: str, session_id: str, holder: str, period: float) -> None:
         """Give up ``holder``'s fold lease (see :meth:`claim_fold`)."""
-        scope = Scope.of(namespace, session_id)
+        scope = SessionOwner.of(namespace, session_id)
         self.repos.summary_log.release_lease(scope, holder, period, time.time())
 
     def commit_summary(self, new: Summary, repair_ids: Sequence[str] = ()) -> bool:
@@ -219,7 +219,7 @@ class SessionRecords:
         Returns:
             True if this call wrote the version; False if another writer had (reload).
         """
-        scope = self.directory.scope(new.namespace, new.session_id)
+        scope = self.directory.owner(new.namespace, new.session_id)
         if not self.repos.summary_log.try_commit(scope, new):
             return False
         flagged = dict.fromkeys(repair_ids, new.version)
@@ -240,12 +240,14 @@ class SessionRecords:
         Returns:
             The facts as stored (merged with their earlier versions).
         """
-        scope = Scope.of(namespace, session_id)
+        scope = SessionOwner.of(namespace, session_id)
         if not facts:
             return []
         user = self.directory.session_user(namespace, session_id)
         if user is not None:
-            return self.directory.upsert_user_facts(Scope.of(namespace, session_id, user), facts)
+            return self.directory.upsert_user_facts(
+                SessionOwner.of(namespace, session_id, user), facts
+            )
         stored = self.repos.fact_table.get(scope, self.repos.fact_table.ids(scope, facts))
         existing = {f.key: f for f in stored}
         merged = [merge_fact(existing.get(f.key), f) for f in facts]
@@ -260,11 +262,11 @@ class SessionRecords:
         Those are its own and, when it belongs to a user, the user's (learned in any of the
         user's sessions); a key both have is the user's.
         """
-        scope = Scope.of(namespace, session_id)
+        scope = SessionOwner.of(namespace, session_id)
         user = self.directory.session_user(namespace, session_id)
         if user is None:
             return self.repos.fact_table.get(scope, ids)
-        owner = UserScope.of(namespace, user)
+        owner = UserOwner.of(namespace, user)
         if ids is None:
             own, theirs = self.repos.fact_table.get(scope), self.repos.fact_table.get(owner)
         else:
@@ -290,13 +292,13 @@ class SessionRecords:
 
     def _owners(
         self, namespace: str, session_id: str, ids: Sequence[str]
-    ) -> list[tuple[Scope | UserScope, list[int]]]:
+    ) -> list[tuple[SessionOwner | UserOwner, list[int]]]:
         """Which of ``ids`` (by position) are the session's and which its user's own."""
-        scope = self.directory.scope(namespace, session_id)
+        scope = self.directory.owner(namespace, session_id)
         user = self.directory.session_user(namespace, session_id)
         if user is None:
             return [(scope, list(range(len(ids))))]
-        owner = UserScope.of(namespace, user)
+        owner = UserOwner.of(namespace, user)
         theirs = [i for i, rid in enumerate(ids) if user_owned(owner.key, rid)]
         taken = set(theirs)
         return [(scope, [i for i in range(len(ids)) if i not in taken]), (owner, theirs)]
@@ -327,45 +329,47 @@ class SessionRecords:
                 )
         return out
 
-    def put_notes(
-        self, namespace: str, session_id: str, notes: Sequence[TurnNote], head: str | None = None
+    def put_turn_nodes(
+        self, namespace: str, session_id: str, notes: Sequence[TurnNode], head: str | None = None
     ) -> None:
         """Write (or overwrite) turn nodes; with ``head``, set the index head token too."""
         self.repos.turn_nodes.put_with_head(
-            self.directory.scope(namespace, session_id), notes, head
+            self.directory.owner(namespace, session_id), notes, head
         )
 
     def index_heads(self, namespace: str, session_ids: Sequence[str]) -> dict[str, str | None]:
         """Each session's HiGMem index head token (None: none), in one read."""
-        scopes = {sid: Scope.of(namespace, sid) for sid in dict.fromkeys(session_ids)}
+        scopes = {sid: SessionOwner.of(namespace, sid) for sid in dict.fromkeys(session_ids)}
         found = self.repos.turn_nodes.heads(list(scopes.values()))
         return {sid: found[s.key] for sid, s in scopes.items()}
 
     def close_turns(self, namespace: str, session_id: str, turn_ids: Sequence[str]) -> None:
         """Mark turns as absorbed by HiGMem's index: they leave :meth:`unfolded_turns`."""
-        self.repos.turn_log.flag_folded(Scope.of(namespace, session_id), dict.fromkeys(turn_ids))
+        self.repos.turn_log.flag_folded(
+            SessionOwner.of(namespace, session_id), dict.fromkeys(turn_ids)
+        )
 
-    def get_notes(self, namespace: str, session_id: str) -> list[TurnNote]:
+    def get_turn_nodes(self, namespace: str, session_id: str) -> list[TurnNode]:
         """Return the session's turn nodes (in no particular order)."""
-        return self.repos.turn_nodes.get(Scope.of(namespace, session_id))
+        return self.repos.turn_nodes.get(SessionOwner.of(namespace, session_id))
 
     def put_events(self, namespace: str, session_id: str, events: Sequence[Event]) -> None:
         """Write (or overwrite) event nodes."""
-        self.repos.event_nodes.put(self.directory.scope(namespace, session_id), events)
+        self.repos.event_nodes.put(self.directory.owner(namespace, session_id), events)
 
     def get_events(self, namespace: str, session_id: str) -> list[Event]:
         """Return the session's event nodes, oldest first."""
-        return self.repos.event_nodes.get(Scope.of(namespace, session_id))
+        return self.repos.event_nodes.get(SessionOwner.of(namespace, session_id))
 
     # -- upkeep usage (append-only: one record per operation that called a model) ---------
 
     def add_usage(self, records: Sequence[UsageRecord]) -> None:
         """Append usage records (LLM calls and tokens of memory upkeep)."""
-        self.repos.usage_log.add(records, self.directory.scope)
+        self.repos.usage_log.add(records, self.directory.owner)
 
     def usage(self, namespace: str, session_id: str) -> dict[str, Usage]:
         """Return the session's upkeep spend, per purpose (``"fold"``, ``"higmem-index"``...)."""
-        return self.repos.usage_log.totals(Scope.of(namespace, session_id))
+        return self.repos.usage_log.totals(SessionOwner.of(namespace, session_id))
 
     # -- users (see :class:`~.users.UserDirectory`) ------------------------------------------
 

@@ -10,7 +10,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from .keys import Scope, UserScope, session_record_id, user_filter
+from .keys import SessionOwner, UserOwner, session_record_id, user_filter
 from .records import SessionInfo
 from .repository import ListRepository, decoded
 
@@ -45,11 +45,11 @@ class SessionList(ListRepository):
         """The id of a session's record."""
         return session_record_id(key)
 
-    def register(self, scope: Scope) -> None:
+    def register(self, scope: SessionOwner) -> None:
         """Record the session once (insert-if-absent: the first registration's time stays)."""
         self.add_once(scope, scope.session_id, {"created": time.time()})
 
-    def join(self, scope: Scope) -> str | None:
+    def join(self, scope: SessionOwner) -> str | None:
         """Record that the session belongs to ``scope.user_id``; return its user before.
 
         A new session is registered with the user. A session stored without a user (before
@@ -66,13 +66,13 @@ class SessionList(ListRepository):
             return None
         return str(before)
 
-    def user_of(self, scope: Scope) -> str | None:
+    def user_of(self, scope: SessionOwner) -> str | None:
         """The user the session's record names (None: none, or no record)."""
         meta = self.fields("read the session", scope, session_record_id(scope.key)) or {}
         user = meta.get("uid")
         return str(user) if user is not None else None
 
-    def of_user(self, user: UserScope) -> list[SessionInfo]:
+    def of_user(self, user: UserOwner) -> list[SessionInfo]:
         """The sessions of a user, oldest first."""
         got = self.chroma.call(
             "list the user's sessions",
@@ -85,18 +85,18 @@ class SessionList(ListRepository):
         ]
         return _oldest_first(decoded("session", metas, _session_info))
 
-    def describe(self, scope: Scope, settings: Mapping[str, str | int | float]) -> None:
+    def describe(self, scope: SessionOwner, settings: Mapping[str, str | int | float]) -> None:
         """Record how the session's memory was made (merged into its record)."""
         self.register(scope)
         meta = {f"{SETTING}{k}": v for k, v in settings.items()}
         self.set_fields("describe the session", session_record_id(scope.key), meta)
 
-    def settings(self, scope: Scope) -> dict[str, Any]:
+    def settings(self, scope: SessionOwner) -> dict[str, Any]:
         """How the session's memory was made, as :meth:`describe` recorded it (or empty)."""
         meta = self.fields("read the session", scope, session_record_id(scope.key))
         return _settings(meta) if meta is not None else {}
 
-    def set_marker(self, scope: Scope, key: str, value: str | None) -> None:  # type: ignore[override]
+    def set_marker(self, scope: SessionOwner, key: str, value: str | None) -> None:  # type: ignore[override]
         """Set (or, with None, remove) a rebuild marker of the session's record."""
         self.register(scope)
         super().set_marker(scope, key, value)

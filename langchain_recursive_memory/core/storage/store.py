@@ -42,7 +42,7 @@ class MemoryStore:
     * ``MemoryStore(client)``: any chromadb ``ClientAPI``.
 
     Every method taking a namespace and session id validates them first
-    (:func:`~.keys.validate_scope`) and raises ``InvalidInputError`` for bad ones; a
+    (:func:`~.keys.validate_session`) and raises ``InvalidInputError`` for bad ones; a
     failed Chroma call raises ``StoreError``. The engines' protocol is :attr:`records`.
 
     Args:

@@ -16,7 +16,14 @@ from typing import Any
 from ..cache import HEALTH_CACHE_ENTRIES, SessionCache
 from ..errors import InvalidInputError
 from .client import StoreClient
-from .keys import AnyScope, Scope, fold_lease_id, session_key, summary_hint_id, summary_version_id
+from .keys import (
+    AnyScope,
+    SessionOwner,
+    fold_lease_id,
+    session_key,
+    summary_hint_id,
+    summary_version_id,
+)
 from .records import Summary
 from .repository import Repository, decoded, placeholders
 
@@ -79,7 +86,7 @@ def summary_from_record(doc: str, meta: Mapping[str, Any]) -> Summary:
     )
 
 
-def _owned(known: Mapping[str, tuple[Scope, int]], meta: Mapping[str, Any]) -> bool:
+def _owned(known: Mapping[str, tuple[SessionOwner, int]], meta: Mapping[str, Any]) -> bool:
     """Whether a record belongs to one of the ``known`` sessions."""
     try:
         entry = known.get(session_key(str(meta["ns"]), str(meta["sid"])))
@@ -106,7 +113,7 @@ class SummaryLog(Repository):
         self._on_cleared = on_cleared
         self._hints: SessionCache[int] = SessionCache("hints", max_entries=HEALTH_CACHE_ENTRIES)
 
-    def hint(self, scope: Scope) -> int:
+    def hint(self, scope: SessionOwner) -> int:
         """Return the version the session's ``current`` record points at (0: none)."""
         hint = self._hints.get(scope.key)
         if hint is None:
@@ -123,7 +130,7 @@ class SummaryLog(Repository):
             self._hints.put(scope.key, hint)
         return hint
 
-    def recent(self, scope: Scope, hint: int | None = None) -> list[Summary]:
+    def recent(self, scope: SessionOwner, hint: int | None = None) -> list[Summary]:
         """Return the versions at or above the hint, oldest first.
 
         Args:
@@ -154,7 +161,7 @@ class SummaryLog(Repository):
             return self.recent(scope, 0)
         return versions
 
-    def since(self, known: Mapping[str, tuple[Scope, int]]) -> dict[str, list[Summary]]:
+    def since(self, known: Mapping[str, tuple[SessionOwner, int]]) -> dict[str, list[Summary]]:
         """The versions above a known one of several sessions, oldest first, by id.
 
         One request per page of versions for all the sessions together (usually one).
@@ -189,12 +196,12 @@ class SummaryLog(Repository):
             versions.sort(key=lambda s: s.version)
         return out
 
-    def latest(self, scope: Scope) -> Summary | None:
+    def latest(self, scope: SessionOwner) -> Summary | None:
         """Return the session's latest version, or None."""
         versions = self.recent(scope)
         return versions[-1] if versions else None
 
-    def versions(self, scope: Scope) -> list[Summary]:
+    def versions(self, scope: SessionOwner) -> list[Summary]:
         """Return every version of the session, oldest first (a filtered scan)."""
         rows = self.read("read summaries", scope, where=scope.where)
         out = decoded(
@@ -203,7 +210,7 @@ class SummaryLog(Repository):
         out.sort(key=lambda s: s.version)
         return out
 
-    def try_commit(self, scope: Scope, new: Summary) -> bool:
+    def try_commit(self, scope: SessionOwner, new: Summary) -> bool:
         """Write version ``new`` unless another writer has: a compare-and-set.
 
         The version is written with Chroma's insert-if-absent ``add`` and read back; the
@@ -229,7 +236,7 @@ class SummaryLog(Repository):
             return False
         return True
 
-    def advance_hint(self, scope: Scope, new: Summary) -> None:
+    def advance_hint(self, scope: SessionOwner, new: Summary) -> None:
         """Point the session's ``current`` record at version ``new``."""
         self.chroma.call(
             "advance the summary hint",
@@ -248,7 +255,7 @@ class SummaryLog(Repository):
     def claim_lease(self, scope: AnyScope, holder: str, period: float, now: float) -> bool:
         """Claim the owner's lease for the current period and the next.
 
-        A session's is its fold lease; a user's (:class:`~.keys.UserScope`) guards the
+        A session's is its fold lease; a user's (:class:`~.keys.UserOwner`) guards the
         merge of the user's facts.
 
         Lease records are insert-if-absent, one per period (``now // period``): the first

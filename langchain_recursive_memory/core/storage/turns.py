@@ -21,7 +21,7 @@ from ..errors import InvalidInputError, StoreError, WriteOutcomeUnknownError
 from ..turn import Turn
 from .client import StoreClient
 from .keys import (
-    Scope,
+    SessionOwner,
     namespace_filter,
     new_turn_id,
     open_filter,
@@ -45,7 +45,7 @@ SCAN_PAGE = 5000
 """Records per read of the activity scan over the whole log (Chroma's batch is ~5,461)."""
 
 
-def turn_metadata(scope: Scope, s: StoredTurn) -> dict[str, Any]:
+def turn_metadata(scope: SessionOwner, s: StoredTurn) -> dict[str, Any]:
     """Return the Chroma metadata of a new (unfolded) turn record."""
     meta: dict[str, Any] = {
         **scope.metadata(),
@@ -147,7 +147,7 @@ class TurnLog(Repository):
     # -- writes ---------------------------------------------------------------------------
 
     def stamp(
-        self, scope: Scope, turns: Sequence[Turn], tokens: Sequence[int], encoding: str
+        self, scope: SessionOwner, turns: Sequence[Turn], tokens: Sequence[int], encoding: str
     ) -> list[StoredTurn]:
         """Give new turns their order keys, and ids and creation times where missing.
 
@@ -172,7 +172,7 @@ class TurnLog(Repository):
             stored.append(StoredTurn(turn.with_id(turn_id, created), seq, int(count), encoding))
         return stored
 
-    def write(self, scope: Scope, stored: Sequence[StoredTurn]) -> None:
+    def write(self, scope: SessionOwner, stored: Sequence[StoredTurn]) -> None:
         """Insert stamped turns, in batches Chroma accepts (an id already stored stays).
 
         A failed write is checked by reading the ids back: a server that stored the turns
@@ -191,7 +191,7 @@ class TurnLog(Repository):
             self._confirm(scope, stored, ids, failure)
 
     def _confirm(
-        self, scope: Scope, stored: Sequence[StoredTurn], ids: list[str], failure: StoreError
+        self, scope: SessionOwner, stored: Sequence[StoredTurn], ids: list[str], failure: StoreError
     ) -> None:
         """After a failed write: succeed if every turn landed, else write the rest once."""
         turns = [s.turn for s in stored]
@@ -223,7 +223,7 @@ class TurnLog(Repository):
                 turns,
             ) from exc
 
-    def _insert(self, scope: Scope, stored: Sequence[StoredTurn]) -> None:
+    def _insert(self, scope: SessionOwner, stored: Sequence[StoredTurn]) -> None:
         ids = [turn_record_id(scope.key, s.id) for s in stored]
         docs = [s.turn.text for s in stored]
         metas = [turn_metadata(scope, s) for s in stored]
@@ -241,7 +241,7 @@ class TurnLog(Repository):
                 ),
             )
 
-    def flag_folded(self, scope: Scope, versions: Mapping[str, int | None]) -> None:
+    def flag_folded(self, scope: SessionOwner, versions: Mapping[str, int | None]) -> None:
         """Mark turns as absorbed: folded into a summary version, or (None) HiGMem-indexed."""
         if not versions:
             return
@@ -259,14 +259,14 @@ class TurnLog(Repository):
 
     # -- reads ----------------------------------------------------------------------------
 
-    def unfolded(self, scope: Scope) -> list[StoredTurn]:
+    def unfolded(self, scope: SessionOwner) -> list[StoredTurn]:
         """Return the turns no summary version has flagged, oldest first."""
         out = self._where(scope, open_filter(scope.key))
         self._observe_seq(scope.key, out)
         return out
 
     def unfolded_of(
-        self, scopes: Sequence[Scope], known: Mapping[str, Container[str]] | None = None
+        self, scopes: Sequence[SessionOwner], known: Mapping[str, Container[str]] | None = None
     ) -> dict[str, list[StoredTurn]]:
         """The unfolded turns of several sessions in one read: session key -> oldest first.
 
@@ -306,17 +306,17 @@ class TurnLog(Repository):
             self._observe_seq(key, out[key])
         return out
 
-    def log(self, scope: Scope) -> list[StoredTurn]:
+    def log(self, scope: SessionOwner) -> list[StoredTurn]:
         """Return every logged turn of the session, oldest first (folded or not)."""
         out = self._where(scope, scope.where)
         self._observe_seq(scope.key, out)
         return out
 
-    def _where(self, scope: Scope, where: Mapping[str, Any]) -> list[StoredTurn]:
+    def _where(self, scope: SessionOwner, where: Mapping[str, Any]) -> list[StoredTurn]:
         rows = self.read("read turns", scope, where=dict(where))
         return _oldest_first(decoded("turn", rows, _turn_of_row))
 
-    def by_ids(self, scope: Scope, turn_ids: Iterable[str]) -> list[StoredTurn]:
+    def by_ids(self, scope: SessionOwner, turn_ids: Iterable[str]) -> list[StoredTurn]:
         """Return the session's turns with the given ids, oldest first (missing ids skipped)."""
         ids = [turn_record_id(scope.key, t) for t in dict.fromkeys(turn_ids)]
         if not ids:
@@ -324,7 +324,9 @@ class TurnLog(Repository):
         rows = self.read("read turns by id", scope, ids=ids)
         return _oldest_first(decoded("turn", rows, _turn_of_row))
 
-    def move_after(self, scope: Scope, turns: Sequence[StoredTurn], after: int) -> list[StoredTurn]:
+    def move_after(
+        self, scope: SessionOwner, turns: Sequence[StoredTurn], after: int
+    ) -> list[StoredTurn]:
         """Give ``turns`` new order keys just above ``after``, keeping their order.
 
         For turns whose write landed after a fold had folded turns ordered after them
@@ -359,14 +361,14 @@ class TurnLog(Repository):
         late = [t for t in state.turns if t.seq <= summary.last_seq and t.id not in passed]
         if not late:
             return state
-        scope = Scope.of(summary.namespace, summary.session_id)
+        scope = SessionOwner.of(summary.namespace, summary.session_id)
         moved = {t.id: t for t in self.move_after(scope, late, summary.last_seq)}
         turns = sorted((moved.get(t.id, t) for t in state.turns), key=lambda t: (t.seq, t.id))
         return replace(state, turns=tuple(turns))
 
     # -- expiry ---------------------------------------------------------------------------
 
-    def take_before(self, scope: Scope, cutoff_seq: int) -> list[TurnRow]:
+    def take_before(self, scope: SessionOwner, cutoff_seq: int) -> list[TurnRow]:
         """Delete the session's turns ordered before ``cutoff_seq``; return them as stored.
 
         Deletes by id exactly the records read, so a turn written meanwhile (whatever its
@@ -405,7 +407,7 @@ class TurnLog(Repository):
                 ),
             )
 
-    def any_left(self, scope: Scope) -> bool:
+    def any_left(self, scope: SessionOwner) -> bool:
         """Whether the session's log holds any turn."""
         got = self.chroma.call(
             "look for turns",
@@ -413,7 +415,7 @@ class TurnLog(Repository):
         )
         return bool(got["ids"])
 
-    def count(self, scope: Scope) -> int:
+    def count(self, scope: SessionOwner) -> int:
         """Return how many turns the session's log holds."""
         got = self.chroma.call(
             "count turns", lambda: self.collection.get(where=scope.where, include=[])

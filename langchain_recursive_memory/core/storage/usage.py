@@ -6,13 +6,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..usage import Usage, UsageRecord
-from .keys import Scope, new_usage_id
+from .keys import SessionOwner, new_usage_id
 from .repository import Repository, decoded, placeholders
 
 __all__ = ["UsageLog"]
 
 
-def _usage_metadata(record: UsageRecord, scope_of: Callable[[str, str], Scope]) -> dict[str, Any]:
+def _usage_metadata(
+    record: UsageRecord, scope_of: Callable[[str, str], SessionOwner]
+) -> dict[str, Any]:
     """Return the Chroma metadata of a usage record (validating its scope)."""
     scope = scope_of(record.namespace, record.session_id)
     return {
@@ -45,7 +47,9 @@ class UsageLog(Repository):
     label = "usage"
 
     def add(
-        self, records: Sequence[UsageRecord], scope_of: Callable[[str, str], Scope] = Scope.of
+        self,
+        records: Sequence[UsageRecord],
+        scope_of: Callable[[str, str], SessionOwner] = SessionOwner.of,
     ) -> None:
         """Append usage records (of any sessions).
 
@@ -70,7 +74,7 @@ class UsageLog(Repository):
             ),
         )
 
-    def totals(self, scope: Scope) -> dict[str, Usage]:
+    def totals(self, scope: SessionOwner) -> dict[str, Usage]:
         """Return the session's upkeep spend, per purpose (``"fold"``, ``"higmem-index"``...)."""
         got = self.chroma.call(
             "read usage",

@@ -5,7 +5,7 @@ user (:meth:`~.sessions.SessionList.join`), fixed once recorded; the user's reco
 ``{prefix}_users`` carries a *stamp* that changes whenever the user's facts change, so a
 process that caches them knows when to read them again.
 
-A user's facts are the user's own records (:class:`~.keys.UserScope`): one per fact key,
+A user's facts are the user's own records (:class:`~.keys.UserOwner`): one per fact key,
 merged across sessions by :func:`~..facts.merge_user_fact` (the newest statement wins, by
 when it was said). Which user a session belongs to is read once per process and session
 and kept in the store's caches; a session's user never changes
@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from ..cache import StoreCaches, session_cache_key, user_cache_key
 from ..errors import ConfigurationError, StoreError
 from ..facts import Fact, merge_user_fact, without_session
-from .keys import Scope, UserScope, rebuild_key, user_record_id
+from .keys import SessionOwner, UserOwner, rebuild_key, user_record_id
 from .records import SessionInfo, UserInfo
 from .repository import ListRepository, decoded
 
@@ -78,7 +78,7 @@ USER_LEASE_WAIT = 3 * USER_LEASE_PERIOD
 _LEASE_POLL = 0.05
 
 
-def _user_lock(caches: StoreCaches, user: UserScope) -> threading.Lock:
+def _user_lock(caches: StoreCaches, user: UserOwner) -> threading.Lock:
     """The lock of ``user``'s facts in this process (users may share one: it only waits)."""
     locks = caches.user_locks
     return locks[hash(user_cache_key(user.namespace, user.user_id)) % len(locks)]
@@ -94,17 +94,17 @@ class UserList(ListRepository):
         """The id of a user's record."""
         return user_record_id(key)
 
-    def register(self, user: UserScope) -> None:
+    def register(self, user: UserOwner) -> None:
         """Record the user once (insert-if-absent: the first registration's time stays)."""
         stamps = {"stamp": uuid.uuid4().hex, SESSIONS_STAMP: uuid.uuid4().hex}
         self.add_once(user, user.user_id, {"created": time.time(), **stamps})
 
-    def sessions_stamp(self, user: UserScope) -> str:
+    def sessions_stamp(self, user: UserOwner) -> str:
         """A token that changes whenever a session joins or leaves the user ("": unknown)."""
         meta = self.fields("read the user", user, user_record_id(user.key)) or {}
         return str(meta.get(SESSIONS_STAMP, ""))
 
-    def touch_sessions(self, user: UserScope) -> None:
+    def touch_sessions(self, user: UserOwner) -> None:
         """Give the user's list of sessions a new stamp (a session joined or left)."""
         self.set_fields(
             "stamp the user's sessions",
@@ -112,19 +112,19 @@ class UserList(ListRepository):
             {SESSIONS_STAMP: uuid.uuid4().hex},
         )
 
-    def stamp(self, user: UserScope) -> str:
+    def stamp(self, user: UserOwner) -> str:
         """The stamp of the user's facts ("" for an unknown user)."""
         meta = self.fields("read the user", user, user_record_id(user.key)) or {}
         return str(meta.get("stamp", ""))
 
-    def touch(self, user: UserScope) -> None:
+    def touch(self, user: UserOwner) -> None:
         """Give the user's facts a new stamp (they changed)."""
         self.register(user)
         self.set_fields(
             "stamp the user's facts", user_record_id(user.key), {"stamp": uuid.uuid4().hex}
         )
 
-    def set_marker(self, user: UserScope, key: str, value: str | None) -> None:  # type: ignore[override]
+    def set_marker(self, user: UserOwner, key: str, value: str | None) -> None:  # type: ignore[override]
         """Set (or, with None, remove) a rebuild marker of the user's record."""
         self.register(user)
         super().set_marker(user, key, value)
@@ -151,7 +151,7 @@ class UserDirectory:
         >>> from langchain_recursive_memory.core import MemoryStore
         >>> directory = MemoryStore.in_memory().records.directory
         >>> directory.join_user("default", "s1", "ada")
-        >>> directory.session_user("default", "s1"), directory.scope("default", "s1").user_id
+        >>> directory.session_user("default", "s1"), directory.owner("default", "s1").user_id
         ('ada', 'ada')
     """
 
@@ -174,17 +174,17 @@ class UserDirectory:
         """Drop what this process knows of the session's user (it was deleted)."""
         self.caches.users.pop(session_cache_key(namespace, session_id))
 
-    def scope(self, namespace: str, session_id: str) -> Scope:
+    def owner(self, namespace: str, session_id: str) -> SessionOwner:
         """The session's scope, with its user when this process knows it (no I/O)."""
-        scope = Scope.of(namespace, session_id)
+        scope = SessionOwner.of(namespace, session_id)
         known = self._known(namespace, session_id)
-        return Scope.of(namespace, session_id, known.user) if known and known.user else scope
+        return SessionOwner.of(namespace, session_id, known.user) if known and known.user else scope
 
     def session_user(self, namespace: str, session_id: str) -> str | None:
         """The user the session belongs to, or None (read once per process, then kept)."""
         known = self._known(namespace, session_id)
         if known is None:
-            known = _Known(self.repos.session_list.user_of(Scope.of(namespace, session_id)))
+            known = _Known(self.repos.session_list.user_of(SessionOwner.of(namespace, session_id)))
             self._remember_user(namespace, session_id, known.user)
         return known.user
 
@@ -218,8 +218,8 @@ class UserDirectory:
                 named).
             InvalidInputError: For a bad namespace, session id or user id.
         """
-        scope = Scope.of(namespace, session_id, user_id)
-        user = UserScope.of(namespace, user_id)
+        scope = SessionOwner.of(namespace, session_id, user_id)
+        user = UserOwner.of(namespace, user_id)
         known = self._known(namespace, session_id)
         if known is not None and known.recorded and known.user == user_id:
             return
@@ -247,7 +247,7 @@ class UserDirectory:
         Kept in the store's caches while the user's sessions stamp (one read by id) is the
         one they were listed at: a user's every read need not list its sessions again.
         """
-        user = UserScope.of(namespace, user_id)
+        user = UserOwner.of(namespace, user_id)
         stamp = self.repos.user_list.sessions_stamp(user)
         key = (*user_cache_key(namespace, user_id), "sessions")
         cached = self.caches.users.get(key)
@@ -262,14 +262,14 @@ class UserDirectory:
 
     def user_facts(self, namespace: str, user_id: str) -> list[Fact]:
         """Return the user's facts (learned in any of its sessions), oldest first."""
-        return self.repos.fact_table.get(UserScope.of(namespace, user_id))
+        return self.repos.fact_table.get(UserOwner.of(namespace, user_id))
 
     def user_stamp(self, namespace: str, user_id: str) -> str:
         """A token that changes whenever the user's facts change ("" for no user)."""
-        return self.repos.user_list.stamp(UserScope.of(namespace, user_id))
+        return self.repos.user_list.stamp(UserOwner.of(namespace, user_id))
 
     @contextmanager
-    def _merging(self, user: UserScope) -> Iterator[None]:
+    def _merging(self, user: UserOwner) -> Iterator[None]:
         """Hold the user's facts for a read-merge-write: a lock here, a lease across processes.
 
         The lease is the fold lease's mechanism (one insert-if-absent record per period)
@@ -294,10 +294,10 @@ class UserDirectory:
             finally:
                 log.release_lease(user, holder, USER_LEASE_PERIOD, time.time())
 
-    def upsert_user_facts(self, scope: Scope, facts: Sequence[Fact]) -> list[Fact]:
+    def upsert_user_facts(self, scope: SessionOwner, facts: Sequence[Fact]) -> list[Fact]:
         """Merge a session's facts into its user's (one record per user and key)."""
         assert scope.user_id is not None
-        user = UserScope.of(scope.namespace, scope.user_id)
+        user = UserOwner.of(scope.namespace, scope.user_id)
         with self._merging(user):
             stored = {
                 f.key: f
@@ -321,7 +321,7 @@ class UserDirectory:
         ranked lexically until ``reindex()`` embeds them again. A kept fact whose wording
         did not change keeps its vector.
         """
-        user = UserScope.of(namespace, user_id)
+        user = UserOwner.of(namespace, user_id)
         with self._merging(user):
             facts = [f for f in self.repos.fact_table.get(user) if session_id in f.session_ids]
             if not facts:
@@ -349,9 +349,9 @@ class UserDirectory:
         """
         key = rebuild_key(task)
         if user:
-            value = self.repos.user_list.marker(UserScope.of(namespace, owner), key)
+            value = self.repos.user_list.marker(UserOwner.of(namespace, owner), key)
         else:
-            value = self.repos.session_list.marker(Scope.of(namespace, owner), key)
+            value = self.repos.session_list.marker(SessionOwner.of(namespace, owner), key)
         return json.loads(value) if value is not None else None
 
     def set_rebuild_marker(
@@ -361,6 +361,6 @@ class UserDirectory:
         key = rebuild_key(task)
         value = json.dumps(progress) if progress is not None else None
         if user:
-            self.repos.user_list.set_marker(UserScope.of(namespace, owner), key, value)
+            self.repos.user_list.set_marker(UserOwner.of(namespace, owner), key, value)
         else:
-            self.repos.session_list.set_marker(self.scope(namespace, owner), key, value)
+            self.repos.session_list.set_marker(self.owner(namespace, owner), key, value)

@@ -1,4 +1,4 @@
-"""The compare-and-set folder: runs the fold plan, one summary version per chunk.
+"""The compare-and-set fold runner: runs the fold plan, one summary version per chunk.
 
 A fold loads the session, asks :func:`~.planner.plan_fold` what to fold, summarizes each
 chunk into the next summary version and commits it compare-and-set
@@ -44,7 +44,7 @@ from ..facts import Fact
 from ..runtime.effects import Steps, store_call
 from ..runtime.retry import RetryPolicy, deadline
 from ..runtime.workers import stopping
-from ..session import SessionScope, UserBinding
+from ..session import SessionRef, UserBinding
 from ..storage import SessionState, StoredTurn, Summary
 from ..tokenizer import TokenCounter
 from .archive import ArchiveIndex
@@ -53,7 +53,7 @@ from .planner import FoldPlan, fold_due, plan_fold
 from .summarize import Summarizer
 from .units import turn_tokens
 
-__all__ = ["MAX_FOLD_RELOADS", "FoldHealth", "FoldResult", "Folder"]
+__all__ = ["MAX_FOLD_RELOADS", "FoldHealth", "FoldResult", "FoldRunner"]
 
 logger = logging.getLogger("langchain_recursive_memory")
 
@@ -113,16 +113,16 @@ class _Progress:
 class _Lease:
     """One fold's claim on the session's fold lease (see the module doc)."""
 
-    def __init__(self, folder: Folder, holder: str) -> None:
-        self.scope = folder.scope
+    def __init__(self, runner: FoldRunner, holder: str) -> None:
+        self.session = runner.session
         self.holder = holder
-        self.period = max(MIN_LEASE_SECONDS, folder.retry.timeout)
+        self.period = max(MIN_LEASE_SECONDS, runner.retry.timeout)
         self.held = False
         self.refused = False
 
     def claim_steps(self) -> Steps[bool]:
         """Claim (or renew) the lease; whether this fold holds it."""
-        scope = self.scope
+        scope = self.session
         self.held = yield from store_call(
             scope.store.records.claim_fold,
             scope.namespace,
@@ -135,7 +135,7 @@ class _Lease:
 
     def release_steps(self) -> Steps[None]:
         """Give the lease up (best effort: an unreleased lease expires)."""
-        scope = self.scope
+        scope = self.session
         try:
             yield from store_call(
                 scope.store.records.release_fold,
@@ -149,7 +149,7 @@ class _Lease:
         self.held = False
 
 
-class Folder:
+class FoldRunner:
     """Folds one session (see the module doc).
 
     Args:
@@ -165,7 +165,7 @@ class Folder:
 
     def __init__(
         self,
-        scope: SessionScope,
+        scope: SessionRef,
         user: UserBinding,
         summarizer: Summarizer,
         derived: DerivedWriter,
@@ -177,12 +177,12 @@ class Folder:
         self.summarizer = summarizer
         self.derived = derived
         self.archive = archive
-        self.scope = scope
+        self.session = scope
         self.user = user
         self.config = config
         self.counter = counter
         self.retry = retry
-        scope = self.scope
+        scope = self.session
         key = session_cache_key(scope.namespace, scope.session_id)
         self.health: FoldHealth = scope.store.caches.health.get_or_create(key, FoldHealth)
 
@@ -212,7 +212,7 @@ class Folder:
         tokens = sum(turn_tokens(t, self.counter) for t in shown)
         self.health.window = (tokens, len(shown))
 
-    def steps(
+    def fold_steps(
         self,
         force: bool,
         from_add: bool,
@@ -232,7 +232,7 @@ class Folder:
             StoreError: When Chroma failed (not from ``add``).
         """
         health = self.health
-        yield from self.user.steps()  # facts are the user's, if it has one
+        yield from self.user.resolve_steps()  # facts are the user's, if it has one
         if from_add and time.monotonic() < health.retry_at:
             return FoldResult(skipped="cooldown", error=health.last_error)
         if not health.lock.acquire(blocking=False):
@@ -278,7 +278,7 @@ class Folder:
         that folded between the load and the claim makes the commit lose, and the fold
         loads again (:data:`MAX_FOLD_RELOADS`).
         """
-        scope = self.scope
+        scope = self.session
         state = yield from store_call(scope.store.records.load, scope.namespace, scope.session_id)
         progress.summary = state.summary
         plan = self._plan(state, force, reserve, keep)
@@ -355,12 +355,12 @@ class Folder:
         The version names the newest user message folded so far (``question_id``: shown
         while it is current), none when the fold ends the conversation (``keep=False``).
         """
-        done = yield from self.summarizer.steps(summary, chunk)
+        done = yield from self.summarizer.summarize_steps(summary, chunk)
         asked = [t.id for t in chunk if t.turn.role == "user"]
         question = asked[-1] if asked else (summary.question_id if summary else None)
         new = Summary(
-            namespace=self.scope.namespace,
-            session_id=self.scope.session_id,
+            namespace=self.session.namespace,
+            session_id=self.session.session_id,
             version=(summary.version if summary else 0) + 1,
             text=done.text,
             tokens=self.counter.count_text(done.text),
@@ -382,7 +382,7 @@ class Folder:
         logger.warning(
             "session %r: fold failed (%s); the messages stay unfolded in the log and the "
             "fold is retried later",
-            self.scope.session_id,
+            self.session.session_id,
             exc,
         )
         # While the fold waits, the messages it could not fold stay recallable.

@@ -6,9 +6,9 @@ summarised extractively: date, speakers, and the segment's most distinctive keyw
 frequency times inverse document frequency over the segments).
 
 Example:
-    >>> from langchain_recursive_memory.core.events import TurnNote
-    >>> from langchain_recursive_memory.core.higmem.notes import segment_events
-    >>> note = TurnNote("t1", "Ada", 0.0, "s1")
+    >>> from langchain_recursive_memory.core.events import TurnNode
+    >>> from langchain_recursive_memory.core.higmem.heuristic import segment_events
+    >>> note = TurnNode("t1", "Ada", 0.0, "s1")
     >>> segment_events([note], {"t1": "Ada booked the Lisbon trip."})[0].summary
     'On 1970-01-01, Ada talked about ada, booked, lisbon, trip (1 turns).'
 """
@@ -23,14 +23,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from ..dates import format_time
-from ..events import Event, TurnNote
+from ..events import Event, TurnNode
 from ..retrieval.lexical import word_stems
 from ..storage import StoredTurn
 from ..tokenizer import TokenCounter
 from .config import HEURISTIC_CONTEXT_TOKENS, HEURISTIC_KEYWORDS
 from .state import SessionIndex
 
-__all__ = ["MIN_KEYWORD_CHARS", "heuristic_note", "index_heuristically", "segment_events"]
+__all__ = ["MIN_KEYWORD_CHARS", "heuristic_node", "index_heuristically", "segment_events"]
 
 MIN_KEYWORD_CHARS = 3
 """Shorter words are never keywords."""
@@ -38,14 +38,14 @@ DATE_CHARS = len("YYYY-MM-DD")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 
-def heuristic_note(
+def heuristic_node(
     turn: StoredTurn, segment: str, event_id: str, counter: TokenCounter
-) -> TurnNote:
+) -> TurnNode:
     """The turn node of ``turn`` built without an LLM."""
     words = (w for _, w in word_stems(turn.turn.text) if len(w) >= MIN_KEYWORD_CHARS)
     terms = list(dict.fromkeys(words))
     first = _SENTENCE_END.split(turn.turn.text.strip(), maxsplit=1)[0]
-    return TurnNote(
+    return TurnNode(
         turn_id=turn.id,
         speaker=turn.turn.speaker,
         timestamp=turn.turn.created_at,
@@ -59,7 +59,7 @@ def heuristic_note(
 
 def index_heuristically(
     state: SessionIndex, positions: Sequence[int], counter: TokenCounter
-) -> tuple[list[TurnNote], list[Event]]:
+) -> tuple[list[TurnNode], list[Event]]:
     """Index the turns at ``positions`` without an LLM (the state is not changed).
 
     Reads only the segments the turns belong to. Returns the new turn nodes and the
@@ -68,11 +68,11 @@ def index_heuristically(
     with state.index.lock:
         turns, segments = state.index.turns, state.index.segments
         new_notes = [
-            heuristic_note(turns[i], segments[i], f"seg:{segments[i]}", counter) for i in positions
+            heuristic_node(turns[i], segments[i], f"seg:{segments[i]}", counter) for i in positions
         ]
         fresh = {n.turn_id: n for n in new_notes}
         touched = list(dict.fromkeys(segments[i] for i in positions))
-        members: list[TurnNote] = []
+        members: list[TurnNode] = []
         texts: dict[str, str] = {}
         for segment in touched:
             ids = [
@@ -80,7 +80,7 @@ def index_heuristically(
                 *(n.turn_id for n in new_notes if n.segment == segment),
             ]
             for tid in dict.fromkeys(ids):
-                note = fresh.get(tid) or state.notes.get(tid)
+                note = fresh.get(tid) or state.nodes.get(tid)
                 position = state.index.position(tid)
                 if note is not None and position is not None:
                     members.append(note)
@@ -96,14 +96,14 @@ def index_heuristically(
 
 
 def segment_events(
-    notes: Sequence[TurnNote], texts: Mapping[str, str], *, keywords: int = HEURISTIC_KEYWORDS
+    notes: Sequence[TurnNode], texts: Mapping[str, str], *, keywords: int = HEURISTIC_KEYWORDS
 ) -> list[Event]:
     """Build one event per segment without an LLM (ids ``"seg:<segment>"``).
 
     The summary says when, who, and the segment's most distinctive keywords (term
     frequency in the segment times inverse document frequency over the segments).
     """
-    by_segment: dict[str, list[TurnNote]] = {}
+    by_segment: dict[str, list[TurnNode]] = {}
     for note in notes:
         by_segment.setdefault(note.segment, []).append(note)
     surface: dict[str, Counter[str]] = {}

@@ -1,0 +1,94 @@
+"""Names that say what a thing is (issue 23): one name per idea, older names still work.
+
+* no method or function of the library is called just ``steps``: an operation written as
+  steps is named ``<verb>_steps``;
+* "scope" names one idea, where recall reads from (``"session"``/``"user"``): no class of
+  the library is named ``*Scope``; an engine's session is a ``SessionRef``;
+* one name for a HiGMem turn node (``TurnNode``); ``FoldRunner``, not ``Folder``;
+* ``get_summary()`` is the latest ``Summary`` on every engine and adapter.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from langchain_recursive_memory import RecursiveSummaryChatMessageHistory
+from langchain_recursive_memory.core import (
+    HiGMem,
+    MemoryStore,
+    RecursiveMemory,
+    Turn,
+    TurnNode,
+    TurnNote,
+)
+from langchain_recursive_memory.core.session import SessionRef
+from llamaindex_higmem import RecursiveSummaryMemory
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("langchain_recursive_memory", "llamaindex_higmem")
+
+
+def _definitions() -> list[tuple[str, ast.AST]]:
+    found = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            rel = str(path.relative_to(ROOT))
+            found += [
+                (rel, n)
+                for n in ast.walk(tree)
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            ]
+    return found
+
+
+def test_no_operation_is_named_just_steps():
+    bare = [f"{rel}:{n.lineno}" for rel, n in _definitions() if getattr(n, "name", "") == "steps"]
+    assert bare == []
+
+
+def test_scope_names_one_idea_and_old_class_names_are_gone():
+    classes = {n.name: rel for rel, n in _definitions() if isinstance(n, ast.ClassDef)}
+    assert [c for c in classes if c.endswith("Scope")] == []
+    assert "Folder" not in classes and "TurnNote" not in classes
+    assert {"FoldRunner", "TurnNode", "SessionRef", "SessionOwner", "UserOwner"} <= set(classes)
+
+
+def test_old_public_names_still_work():
+    store = MemoryStore.in_memory()
+    memory = RecursiveMemory("names", store=store, max_tokens=300)
+    for i in range(30):
+        memory.add([Turn(role="user", text=f"Message {i} about the orchard and its pears.")])
+    assert TurnNote is TurnNode
+    assert memory.get_summary() is not None
+    assert memory.summary() == memory.get_summary()
+    assert memory.scope is memory.session and isinstance(memory.session, SessionRef)
+    graph = HiGMem("names-hg", store=store)
+    graph.add([Turn(role="user", text="Ada booked the Lisbon trip.")])
+    graph.flush()
+    assert graph.notes() == graph.turn_nodes() != []
+
+
+@pytest.mark.asyncio
+async def test_get_summary_is_the_record_everywhere_and_summary_its_text():
+    store = MemoryStore.in_memory()
+    history = RecursiveSummaryChatMessageHistory("lc", store=store, max_tokens=300)
+    llama = RecursiveSummaryMemory.from_defaults(session_id="li", store=store, token_limit=300)
+    for i in range(30):
+        history.add_user_message(f"Message {i} about the orchard and its pears.")
+        llama.put_messages(llama_messages(i))
+    for adapter in (history, llama):
+        record = adapter.get_summary()
+        assert record is not None and adapter.summary == record.text
+        assert await adapter.aget_summary() == record
+    engine = history.memory
+    assert await engine.aget_summary() == engine.get_summary() == await engine.asummary()
+
+
+def llama_messages(i: int) -> list:
+    from llama_index.core.llms import ChatMessage
+
+    return [ChatMessage(role="user", content=f"Message {i} about the orchard and its pears.")]
