@@ -21,23 +21,23 @@ class FactTable(Repository):
     name = "facts"
     label = "facts"
 
-    def ids(self, scope: AnyScope, facts: Sequence[Fact]) -> list[str]:
+    def ids(self, owner: AnyScope, facts: Sequence[Fact]) -> list[str]:
         """Return the record ids of facts (one per key and session, or key and user)."""
-        build = user_fact_record_id if isinstance(scope, UserOwner) else fact_record_id
-        return [build(scope.key, f.key_hash) for f in facts]
+        build = user_fact_record_id if isinstance(owner, UserOwner) else fact_record_id
+        return [build(owner.key, f.key_hash) for f in facts]
 
-    def get(self, scope: AnyScope, ids: Sequence[str] | None = None) -> list[Fact]:
-        """Return the facts of ``scope`` (or those with the given record ids), oldest first."""
+    def get(self, owner: AnyScope, ids: Sequence[str] | None = None) -> list[Fact]:
+        """Return the facts of ``owner`` (or those with the given record ids), oldest first."""
         if ids is not None:
-            rows = self.read("read facts", scope, ids=list(ids))
+            rows = self.read("read facts", owner, ids=list(ids))
         else:
-            rows = self.read("read facts", scope, where=scope.where)
+            rows = self.read("read facts", owner, where=owner.where)
         out = decoded("fact", rows, lambda r: Fact.from_metadata(*r))
         out.sort(key=lambda f: (f.created_at, f.key))
         return out
 
-    def put(self, scope: AnyScope, facts: Sequence[Fact]) -> None:
+    def put(self, owner: AnyScope, facts: Sequence[Fact]) -> None:
         """Write (or overwrite) facts, each under its key's record id."""
         docs = [f.text for f in facts]
         metas = [f.to_metadata() for f in facts]
-        self.upsert("write facts", scope, self.ids(scope, facts), docs, metas)
+        self.upsert("write facts", owner, self.ids(owner, facts), docs, metas)

@@ -1,11 +1,11 @@
-"""Every name the store writes, in one place: schema, scopes, record ids, filter keys.
+"""Every name the store writes, in one place: schema, owners, record ids, filter keys.
 
 Stored data is read back by these formats, so none of them may change without a new
 :data:`SCHEMA`. Record ids start with the session key (:func:`session_key`), a hash of
 namespace *and* session id, so equal session ids in two namespaces never meet.
 
 The builders take the session key (not the namespace and session id) so that a caller
-building many ids hashes the scope once.
+building many ids hashes the owner once.
 
 Example:
     >>> skey = session_key("default", "s1")
@@ -150,7 +150,9 @@ def validate_session(namespace: str, session_id: str) -> None:
 
 
 def validate_name(name: str, value: object) -> str:
-    """Check one scope name (a namespace, a session id, a user id); see :func:`validate_session`.
+    """Check one name of an owner (a namespace, a session id, a user id).
+
+    See :func:`validate_session`.
 
     Raises:
         InvalidInputError: Naming the bad value.
@@ -403,8 +405,8 @@ def kinds_filter(skey: str, kinds: Sequence[str]) -> dict[str, Any]:
 class SessionOwner:
     """A checked namespace and session id, with its session key (and its user, if known).
 
-    Build it with :meth:`of`, which validates; the repositories take a scope, so every
-    read and write they do is scoped to one session (invariant 3). A scope that knows the
+    Build it with :meth:`of`, which validates; the repositories take an owner, so every
+    read and write they do is scoped to one session (invariant 3). An owner that knows the
     session's user tags every record it writes with it (``uid``, ``uk``); reads never
     depend on it.
 
@@ -422,7 +424,7 @@ class SessionOwner:
 
     @classmethod
     def of(cls, namespace: str, session_id: str, user_id: str | None = None) -> SessionOwner:
-        """Validate a namespace, session id (and user id) and return their scope.
+        """Validate a namespace, session id (and user id) and return their owner.
 
         Raises:
             InvalidInputError: For a bad namespace, session id or user id.
@@ -452,7 +454,7 @@ class SessionOwner:
 
 @dataclass(frozen=True, slots=True)
 class UserOwner:
-    """A checked namespace and user id, with the user's key: the scope of its own records.
+    """A checked namespace and user id, with the user's key: the owner of its own records.
 
     Those are the user's facts, their vectors and its record in the user list.
     It offers what the repositories use of a :class:`SessionOwner` (``namespace``, ``key``,
@@ -471,7 +473,7 @@ class UserOwner:
 
     @classmethod
     def of(cls, namespace: str, user_id: str) -> UserOwner:
-        """Validate a namespace and user id and return their scope.
+        """Validate a namespace and user id and return their owner.
 
         Raises:
             InvalidInputError: For a bad namespace or user id.

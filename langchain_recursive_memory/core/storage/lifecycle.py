@@ -154,17 +154,17 @@ class SessionLifecycle:
             key for key in candidates if self._expire_one(SessionOwner.of(*key), written_before)
         ]
 
-    def _expire_one(self, scope: SessionOwner, cutoff: float) -> bool:
-        user = self.directory.session_user(scope.namespace, scope.session_id)
-        taken = self.repos.turn_log.take_before(scope, int(cutoff * 1e9))
-        if self.repos.turn_log.any_left(scope):
+    def _expire_one(self, owner: SessionOwner, cutoff: float) -> bool:
+        user = self.directory.session_user(owner.namespace, owner.session_id)
+        taken = self.repos.turn_log.take_before(owner, int(cutoff * 1e9))
+        if self.repos.turn_log.any_left(owner):
             self.repos.turn_log.restore(taken)  # a turn arrived: the session is active
             return False
-        self._clear_derived(scope, user)
-        if self.repos.turn_log.any_left(scope):
+        self._clear_derived(owner, user)
+        if self.repos.turn_log.any_left(owner):
             # A turn arrived in the last step: keep it listed (and its user's).
             self.repos.session_list.register(
-                SessionOwner.of(scope.namespace, scope.session_id, user)
+                SessionOwner.of(owner.namespace, owner.session_id, user)
             )
         return True
 
@@ -173,28 +173,28 @@ class SessionLifecycle:
 
         What the session stated is taken out of its user's facts (see the module doc).
         """
-        scope = SessionOwner.of(namespace, session_id)
+        owner = SessionOwner.of(namespace, session_id)
         user = self.directory.session_user(namespace, session_id)
-        self.repos.turn_log.clear(scope)
-        self._clear_derived(scope, user)
+        self.repos.turn_log.clear(owner)
+        self._clear_derived(owner, user)
 
-    def _clear_derived(self, scope: SessionOwner, user: str | None) -> None:
+    def _clear_derived(self, owner: SessionOwner, user: str | None) -> None:
         if user is not None:
-            self.directory.drop_from_user(scope.namespace, scope.session_id, user)
-        self.repos.summary_log.clear(scope)
-        self.repos.fact_table.clear(scope)
-        self.repos.turn_nodes.clear(scope)
-        self.repos.event_nodes.clear(scope)
-        self.repos.usage_log.clear(scope)
-        self.repos.vector_spaces.clear(scope)
-        self.repos.session_list.clear(scope)  # last: a session stays listed until all else is gone
-        self.directory.forget_session(scope.namespace, scope.session_id)
-        self.caches.drop(scope.namespace, [scope.session_id])  # nothing deleted stays cached
-        owner = UserOwner.of(scope.namespace, user) if user is not None else None
-        if owner is not None and not self.repos.session_list.of_user(owner):
-            self._delete_user_own(owner)  # its last session is gone: so is the user
-        elif owner is not None:
-            self.repos.user_list.touch_sessions(owner)
+            self.directory.drop_from_user(owner.namespace, owner.session_id, user)
+        self.repos.summary_log.clear(owner)
+        self.repos.fact_table.clear(owner)
+        self.repos.turn_nodes.clear(owner)
+        self.repos.event_nodes.clear(owner)
+        self.repos.usage_log.clear(owner)
+        self.repos.vector_spaces.clear(owner)
+        self.repos.session_list.clear(owner)  # last: a session stays listed until all else is gone
+        self.directory.forget_session(owner.namespace, owner.session_id)
+        self.caches.drop(owner.namespace, [owner.session_id])  # nothing deleted stays cached
+        user_owner = UserOwner.of(owner.namespace, user) if user is not None else None
+        if user_owner is not None and not self.repos.session_list.of_user(user_owner):
+            self._delete_user_own(user_owner)  # its last session is gone: so is the user
+        elif user_owner is not None:
+            self.repos.user_list.touch_sessions(user_owner)
 
     # -- derived state dropped for a rebuild (see :mod:`..recursive.rebuild`) --------------
 
@@ -203,16 +203,16 @@ class SessionLifecycle:
 
         A rebuild starts so: the facts are then extracted again from the log.
         """
-        scope = SessionOwner.of(namespace, session_id)
+        owner = SessionOwner.of(namespace, session_id)
         user = self.directory.session_user(namespace, session_id)
         if statements and user is not None:
             self.directory.drop_from_user(namespace, session_id, user)
-        self.repos.fact_table.clear(scope)
+        self.repos.fact_table.clear(owner)
 
     def drop_vectors(self, space: str, namespace: str, session_id: str) -> None:
         """Delete the session's vectors of one embedder (not its user's facts')."""
-        scope = SessionOwner.of(namespace, session_id)
-        self.repos.vector_spaces.delete_where(scope.where, spaces=[space])
+        owner = SessionOwner.of(namespace, session_id)
+        self.repos.vector_spaces.delete_where(owner.where, spaces=[space])
 
     def drop_user_facts(self, namespace: str, user_id: str) -> None:
         """Delete every fact of the user and their vectors (a user's rebuild starts so)."""
@@ -223,10 +223,10 @@ class SessionLifecycle:
 
     def drop_nodes(self, namespace: str, session_id: str) -> None:
         """Delete the session's HiGMem turn and event nodes and the events' vectors."""
-        scope = SessionOwner.of(namespace, session_id)
-        self.repos.turn_nodes.clear(scope)
-        self.repos.event_nodes.clear(scope)
-        self.repos.vector_spaces.delete_where(kinds_filter(scope.key, [EVENT_KIND]))
+        owner = SessionOwner.of(namespace, session_id)
+        self.repos.turn_nodes.clear(owner)
+        self.repos.event_nodes.clear(owner)
+        self.repos.vector_spaces.delete_where(kinds_filter(owner.key, [EVENT_KIND]))
 
     def _delete_user_own(self, user: UserOwner) -> None:
         """Delete the user's own records: its facts, their vectors, its record."""
@@ -260,9 +260,9 @@ class SessionLifecycle:
         user = UserOwner.of(namespace, user_id)
         sessions = [s.session_id for s in self.repos.session_list.of_user(user)]
         for session_id in sessions:
-            scope = SessionOwner.of(namespace, session_id)
-            self.repos.turn_log.clear(scope)
-            self._clear_derived(scope, None)
+            owner = SessionOwner.of(namespace, session_id)
+            self.repos.turn_log.clear(owner)
+            self._clear_derived(owner, None)
         self._delete_user(user)
         self.caches.drop(namespace, sessions, user_id)
         return sessions

@@ -30,15 +30,15 @@ class _Nodes(Repository, Generic[N]):
     def _decode(self, document: str, meta: Mapping[str, Any]) -> N:
         raise NotImplementedError
 
-    def put(self, scope: SessionOwner, nodes: Sequence[N]) -> None:
+    def put(self, owner: SessionOwner, nodes: Sequence[N]) -> None:
         """Write (or overwrite) nodes."""
-        ids = [self._record_id(scope.key, n) for n in nodes]
+        ids = [self._record_id(owner.key, n) for n in nodes]
         docs = [self._document(n) for n in nodes]
-        self.upsert(f"write {self.label}", scope, ids, docs, [n.to_metadata() for n in nodes])
+        self.upsert(f"write {self.label}", owner, ids, docs, [n.to_metadata() for n in nodes])
 
-    def get(self, scope: SessionOwner) -> list[N]:
+    def get(self, owner: SessionOwner) -> list[N]:
         """Return the session's nodes (in no particular order)."""
-        rows = self.read(f"read {self.label}", scope, where=scope.where)
+        rows = self.read(f"read {self.label}", owner, where=owner.where)
         nodes = [r for r in rows if r[1].get("kind") != HEAD_KIND]
         return decoded(self.label, nodes, lambda r: self._decode(*r))
 
@@ -55,26 +55,26 @@ class TurnNodes(_Nodes[TurnNode]):
     label = "turn nodes"
 
     def put_with_head(
-        self, scope: SessionOwner, nodes: Sequence[TurnNode], token: str | None
+        self, owner: SessionOwner, nodes: Sequence[TurnNode], token: str | None
     ) -> None:
         """Write nodes and (unless ``token`` is None) set the session's head token: one request."""
         if token is None:
-            self.put(scope, nodes)
+            self.put(owner, nodes)
             return
-        ids = [self._record_id(scope.key, n) for n in nodes] + [head_record_id(scope.key)]
+        ids = [self._record_id(owner.key, n) for n in nodes] + [head_record_id(owner.key)]
         docs = [self._document(n) for n in nodes] + [""]
         metas = [n.to_metadata() for n in nodes] + [{"kind": HEAD_KIND, "token": token}]
-        self.upsert(f"write {self.label}", scope, ids, docs, metas)
+        self.upsert(f"write {self.label}", owner, ids, docs, metas)
 
-    def head(self, scope: SessionOwner) -> str | None:
+    def head(self, owner: SessionOwner) -> str | None:
         """The session's head token (None: no node written since the session began)."""
-        meta = self.fields("read the index head", scope, head_record_id(scope.key))
+        meta = self.fields("read the index head", owner, head_record_id(owner.key))
         return str(meta["token"]) if meta is not None and "token" in meta else None
 
-    def heads(self, scopes: Sequence[SessionOwner]) -> dict[str, str | None]:
+    def heads(self, owners: Sequence[SessionOwner]) -> dict[str, str | None]:
         """The head tokens of several sessions in one read (session key -> token)."""
-        by_id = {head_record_id(s.key): s for s in scopes}
-        out: dict[str, str | None] = {s.key: None for s in scopes}
+        by_id = {head_record_id(s.key): s for s in owners}
+        out: dict[str, str | None] = {s.key: None for s in owners}
         if not by_id:
             return out
         got = self.chroma.call(
@@ -82,9 +82,9 @@ class TurnNodes(_Nodes[TurnNode]):
             partial(self.collection.get, ids=list(by_id), include=["metadatas"]),
         )
         for record_id, meta in zip(got["ids"], got["metadatas"] or [], strict=True):
-            scope = by_id.get(record_id)
-            if scope is not None and scope.owns(meta) and "token" in meta:
-                out[scope.key] = str(meta["token"])
+            owner = by_id.get(record_id)
+            if owner is not None and owner.owns(meta) and "token" in meta:
+                out[owner.key] = str(meta["token"])
         return out
 
     def _record_id(self, skey: str, node: TurnNode) -> str:
@@ -112,6 +112,6 @@ class EventNodes(_Nodes[Event]):
     def _decode(self, document: str, meta: Mapping[str, Any]) -> Event:
         return Event.from_metadata(document, meta)
 
-    def get(self, scope: SessionOwner) -> list[Event]:
+    def get(self, owner: SessionOwner) -> list[Event]:
         """Return the session's event nodes, oldest first."""
-        return sorted(super().get(scope), key=lambda e: (e.created_at, e.id))
+        return sorted(super().get(owner), key=lambda e: (e.created_at, e.id))

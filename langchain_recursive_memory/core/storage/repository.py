@@ -98,12 +98,12 @@ class Repository:
         self.chroma = chroma
         self.collection: Any = chroma.collection(collection_name(prefix, self.name))
 
-    def read(self, what: str, scope: AnyScope, **query: Any) -> list[tuple[str, Mapping[str, Any]]]:
-        """Return ``(document, metadata)`` of the records a ``get`` finds, of ``scope`` only.
+    def read(self, what: str, owner: AnyScope, **query: Any) -> list[tuple[str, Mapping[str, Any]]]:
+        """Return ``(document, metadata)`` of the records a ``get`` finds, of ``owner`` only.
 
         Args:
             what: What the read does, for the error message.
-            scope: The session (or user); records of any other are dropped.
+            owner: The session (or user); records of any other are dropped.
             **query: Passed to ``get`` (``where=`` or ``ids=``).
         """
         got = self.chroma.call(
@@ -112,25 +112,25 @@ class Repository:
         return [
             (d or "", m)
             for d, m in zip(got["documents"] or [], got["metadatas"] or [], strict=True)
-            if scope.owns(m)
+            if owner.owns(m)
         ]
 
     def upsert(
         self,
         what: str,
-        scope: AnyScope,
+        owner: AnyScope,
         ids: Sequence[str],
         documents: Sequence[str],
         metadatas: Sequence[Mapping[str, Any]],
     ) -> None:
-        """Write (or overwrite) records of ``scope`` (their metadata gets the scope's keys).
+        """Write (or overwrite) records of ``owner`` (their metadata gets the owner's keys).
 
         Args:
             what: What the write does, for the error message.
-            scope: The session.
+            owner: The session.
             ids: The record ids.
             documents: Their documents.
-            metadatas: Their metadata (beside the scope's).
+            metadatas: Their metadata (beside the owner's).
         """
         if not ids:
             return
@@ -139,17 +139,17 @@ class Repository:
             lambda: self.collection.upsert(
                 ids=list(ids),
                 documents=list(documents),
-                metadatas=[{**scope.metadata(), **m} for m in metadatas],
+                metadatas=[{**owner.metadata(), **m} for m in metadatas],
                 embeddings=placeholders(len(ids)),
             ),
         )
 
-    def fields(self, what: str, scope: AnyScope, record_id: str) -> Mapping[str, Any] | None:
-        """The metadata of one record of ``scope`` (None: no such record)."""
+    def fields(self, what: str, owner: AnyScope, record_id: str) -> Mapping[str, Any] | None:
+        """The metadata of one record of ``owner`` (None: no such record)."""
         got = self.chroma.call(
             what, partial(self.collection.get, ids=[record_id], include=["metadatas"])
         )
-        metas = [m for m in got["metadatas"] or [] if scope.owns(m)]
+        metas = [m for m in got["metadatas"] or [] if owner.owns(m)]
         return metas[0] if metas else None
 
     def set_fields(self, what: str, record_id: str, fields: Mapping[str, Any]) -> None:
@@ -168,18 +168,18 @@ class Repository:
         """Delete every record a metadata filter matches."""
         self.chroma.call(what, partial(self.collection.delete, where=dict(where)))
 
-    def record_ids(self, scope: AnyScope) -> list[str]:
+    def record_ids(self, owner: AnyScope) -> list[str]:
         """Return the ids of the session's records (cheap: no documents)."""
         got = self.chroma.call(
-            f"read {self.name} ids", lambda: self.collection.get(where=scope.where, include=[])
+            f"read {self.name} ids", lambda: self.collection.get(where=owner.where, include=[])
         )
         return list(got["ids"])
 
-    def clear(self, scope: AnyScope) -> None:
+    def clear(self, owner: AnyScope) -> None:
         """Delete every record of the session (or of the user's own)."""
         self.chroma.call(
             f"delete the session's {self.label}",
-            partial(self.collection.delete, where=scope.where),
+            partial(self.collection.delete, where=owner.where),
         )
 
 
@@ -201,36 +201,36 @@ class ListRepository(Repository):
             "registered", max_entries=HEALTH_CACHE_ENTRIES
         )
 
-    def add_once(self, scope: AnyScope, document: str, meta: Mapping[str, Any]) -> None:
+    def add_once(self, owner: AnyScope, document: str, meta: Mapping[str, Any]) -> None:
         """Insert the owner's record unless this process (or anyone before) added it."""
-        if self._registered.get(scope.key):
+        if self._registered.get(owner.key):
             return
         self.chroma.call(
             f"register the {self.label[:-1]}",
             partial(
                 self.collection.add,
-                ids=[self.record_id(scope.key)],
+                ids=[self.record_id(owner.key)],
                 documents=[document],
-                metadatas=[{**scope.metadata(), **meta}],
+                metadatas=[{**owner.metadata(), **meta}],
                 embeddings=placeholders(1),
             ),
         )
-        self._registered.put(scope.key, True)
+        self._registered.put(owner.key, True)
 
     def forget(self, key: str) -> None:
         """Forget that the owner's record was registered (it was deleted)."""
         self._registered.pop(key)
 
-    def marker(self, scope: AnyScope, key: str) -> str | None:
+    def marker(self, owner: AnyScope, key: str) -> str | None:
         """A rebuild marker of the owner's record (see :func:`~.keys.rebuild_key`)."""
-        record = self.fields(f"read the {self.label[:-1]}", scope, self.record_id(scope.key))
+        record = self.fields(f"read the {self.label[:-1]}", owner, self.record_id(owner.key))
         value = (record or {}).get(key)
         return str(value) if value is not None else None
 
-    def set_marker(self, scope: AnyScope, key: str, value: str | None) -> None:
+    def set_marker(self, owner: AnyScope, key: str, value: str | None) -> None:
         """Set (or, with None, remove) a rebuild marker of the owner's record."""
         what = f"mark the {self.label[:-1]}'s rebuild"
-        self.set_fields(what, self.record_id(scope.key), {key: value})
+        self.set_fields(what, self.record_id(owner.key), {key: value})
 
     def listed(self, namespace: str | None) -> list[Mapping[str, Any]]:
         """The metadata of every record (of one namespace, or all)."""
@@ -240,7 +240,7 @@ class ListRepository(Repository):
         )
         return list(got["metadatas"] or [])
 
-    def clear(self, scope: AnyScope) -> None:
+    def clear(self, owner: AnyScope) -> None:
         """Delete the owner's record and forget that it was registered."""
-        super().clear(scope)
-        self.forget(scope.key)
+        super().clear(owner)
+        self.forget(owner.key)

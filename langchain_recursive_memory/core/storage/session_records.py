@@ -103,20 +103,20 @@ class SessionRecords:
             The turns as written, with ids, creation times and order keys.
 
         Raises:
-            InvalidInputError: For a bad scope or mismatched lengths.
+            InvalidInputError: For a bad owner or mismatched lengths.
             StoreError: When Chroma rejects the write (nothing was written).
         """
-        scope = self.directory.owner(namespace, session_id)
+        owner = self.directory.owner(namespace, session_id)
         turns = turn_list(turns)
         if isinstance(tokens, str) or not isinstance(tokens, Sequence):
             raise InvalidInputError.for_value("tokens", tokens, "must be a sequence of ints")
         for count in tokens:
             check_tokens("tokens", count)
         check_text("encoding", encoding)
-        stored = self.repos.turn_log.stamp(scope, turns, tokens, encoding)
+        stored = self.repos.turn_log.stamp(owner, turns, tokens, encoding)
         if stored:
-            self.repos.session_list.register(scope)
-            self.repos.turn_log.write(scope, stored)
+            self.repos.session_list.register(owner)
+            self.repos.turn_log.write(owner, stored)
         return stored
 
     def turns(self, namespace: str, session_id: str) -> list[StoredTurn]:
@@ -152,10 +152,10 @@ class SessionRecords:
         question (the newest user message) is folded already, it is read too (by id, only
         then) as the state's ``question``: the context shows it while it is current.
         """
-        scope = SessionOwner.of(namespace, session_id)
-        hint = self.repos.summary_log.hint(scope)
-        unfolded = self.repos.turn_log.unfolded(scope)
-        versions = self.repos.summary_log.recent(scope, hint)
+        owner = SessionOwner.of(namespace, session_id)
+        hint = self.repos.summary_log.hint(owner)
+        unfolded = self.repos.turn_log.unfolded(owner)
+        versions = self.repos.summary_log.recent(owner, hint)
         named: set[str] = set()
         for v in versions:
             named.update(v.turn_ids)
@@ -165,15 +165,15 @@ class SessionRecords:
         question = None
         asked = latest.question_id if latest is not None else None
         if asked is not None and not any(t.turn.role == "user" for t in turns):
-            found = self.repos.turn_log.by_ids(scope, [asked])
+            found = self.repos.turn_log.by_ids(owner, [asked])
             question = found[0] if found else None
         return SessionState(latest, turns, repair, question)
 
     def summaries_since(self, namespace: str, known: Mapping[str, int]) -> dict[str, list[Summary]]:
         """Each session's versions above the one known (session id -> version), in one read."""
-        scopes = {sid: SessionOwner.of(namespace, sid) for sid in known}
-        found = self.repos.summary_log.since({s.key: (s, known[sid]) for sid, s in scopes.items()})
-        return {sid: found[s.key] for sid, s in scopes.items()}
+        owners = {sid: SessionOwner.of(namespace, sid) for sid in known}
+        found = self.repos.summary_log.since({s.key: (s, known[sid]) for sid, s in owners.items()})
+        return {sid: found[s.key] for sid, s in owners.items()}
 
     def unfolded_turns(
         self,
@@ -185,10 +185,10 @@ class SessionRecords:
 
         ``known``: session id -> turn ids the caller holds; those are not read again.
         """
-        scopes = {sid: SessionOwner.of(namespace, sid) for sid in dict.fromkeys(session_ids)}
-        keyed = {s.key: known.get(sid, ()) for sid, s in scopes.items()} if known else None
-        found = self.repos.turn_log.unfolded_of(list(scopes.values()), keyed)
-        return {sid: found[s.key] for sid, s in scopes.items()}
+        owners = {sid: SessionOwner.of(namespace, sid) for sid in dict.fromkeys(session_ids)}
+        keyed = {s.key: known.get(sid, ()) for sid, s in owners.items()} if known else None
+        found = self.repos.turn_log.unfolded_of(list(owners.values()), keyed)
+        return {sid: found[s.key] for sid, s in owners.items()}
 
     def settle(self, state: SessionState) -> SessionState:
         """Move turns that landed late after the summary's turns (see :meth:`.TurnLog.settle`)."""
@@ -201,13 +201,13 @@ class SessionRecords:
         is held. A lease lasts one to two ``period`` seconds unless renewed, so a holder
         that dies blocks folds for at most ``2 * period``.
         """
-        scope = self.directory.owner(namespace, session_id)
-        return self.repos.summary_log.claim_lease(scope, holder, period, time.time())
+        owner = self.directory.owner(namespace, session_id)
+        return self.repos.summary_log.claim_lease(owner, holder, period, time.time())
 
     def release_fold(self, namespace: str, session_id: str, holder: str, period: float) -> None:
         """Give up ``holder``'s fold lease (see :meth:`claim_fold`)."""
-        scope = SessionOwner.of(namespace, session_id)
-        self.repos.summary_log.release_lease(scope, holder, period, time.time())
+        owner = SessionOwner.of(namespace, session_id)
+        self.repos.summary_log.release_lease(owner, holder, period, time.time())
 
     def commit_summary(self, new: Summary, repair_ids: Sequence[str] = ()) -> bool:
         """Write summary version ``new`` if no other writer has written that version.
@@ -219,13 +219,13 @@ class SessionRecords:
         Returns:
             True if this call wrote the version; False if another writer had (reload).
         """
-        scope = self.directory.owner(new.namespace, new.session_id)
-        if not self.repos.summary_log.try_commit(scope, new):
+        owner = self.directory.owner(new.namespace, new.session_id)
+        if not self.repos.summary_log.try_commit(owner, new):
             return False
         flagged = dict.fromkeys(repair_ids, new.version)
         flagged.update(dict.fromkeys(new.turn_ids, new.version))
-        self.repos.turn_log.flag_folded(scope, flagged)
-        self.repos.summary_log.advance_hint(scope, new)
+        self.repos.turn_log.flag_folded(owner, flagged)
+        self.repos.summary_log.advance_hint(owner, new)
         return True
 
     # -- facts ---------------------------------------------------------------------------
@@ -240,7 +240,7 @@ class SessionRecords:
         Returns:
             The facts as stored (merged with their earlier versions).
         """
-        scope = SessionOwner.of(namespace, session_id)
+        owner = SessionOwner.of(namespace, session_id)
         if not facts:
             return []
         user = self.directory.session_user(namespace, session_id)
@@ -248,10 +248,10 @@ class SessionRecords:
             return self.directory.upsert_user_facts(
                 SessionOwner.of(namespace, session_id, user), facts
             )
-        stored = self.repos.fact_table.get(scope, self.repos.fact_table.ids(scope, facts))
+        stored = self.repos.fact_table.get(owner, self.repos.fact_table.ids(owner, facts))
         existing = {f.key: f for f in stored}
         merged = [merge_fact(existing.get(f.key), f) for f in facts]
-        self.repos.fact_table.put(scope, merged)
+        self.repos.fact_table.put(owner, merged)
         return merged
 
     def get_facts(
@@ -262,18 +262,18 @@ class SessionRecords:
         Those are its own and, when it belongs to a user, the user's (learned in any of the
         user's sessions); a key both have is the user's.
         """
-        scope = SessionOwner.of(namespace, session_id)
+        owner = SessionOwner.of(namespace, session_id)
         user = self.directory.session_user(namespace, session_id)
         if user is None:
-            return self.repos.fact_table.get(scope, ids)
-        owner = UserOwner.of(namespace, user)
+            return self.repos.fact_table.get(owner, ids)
+        user_owner = UserOwner.of(namespace, user)
         if ids is None:
-            own, theirs = self.repos.fact_table.get(scope), self.repos.fact_table.get(owner)
+            own, theirs = self.repos.fact_table.get(owner), self.repos.fact_table.get(user_owner)
         else:
-            mine = [i for i in ids if user_owned(owner.key, i)]
-            rest = [i for i in ids if not user_owned(owner.key, i)]
-            own = self.repos.fact_table.get(scope, rest) if rest else []
-            theirs = self.repos.fact_table.get(owner, mine) if mine else []
+            mine = [i for i in ids if user_owned(user_owner.key, i)]
+            rest = [i for i in ids if not user_owned(user_owner.key, i)]
+            own = self.repos.fact_table.get(owner, rest) if rest else []
+            theirs = self.repos.fact_table.get(user_owner, mine) if mine else []
         keys = {f.key for f in theirs}
         out = [*(f for f in own if f.key not in keys), *theirs]
         out.sort(key=lambda f: (f.created_at, f.key))
@@ -294,14 +294,14 @@ class SessionRecords:
         self, namespace: str, session_id: str, ids: Sequence[str]
     ) -> list[tuple[SessionOwner | UserOwner, list[int]]]:
         """Which of ``ids`` (by position) are the session's and which its user's own."""
-        scope = self.directory.owner(namespace, session_id)
+        owner = self.directory.owner(namespace, session_id)
         user = self.directory.session_user(namespace, session_id)
         if user is None:
-            return [(scope, list(range(len(ids))))]
-        owner = UserOwner.of(namespace, user)
-        theirs = [i for i, rid in enumerate(ids) if user_owned(owner.key, rid)]
+            return [(owner, list(range(len(ids))))]
+        user_owner = UserOwner.of(namespace, user)
+        theirs = [i for i, rid in enumerate(ids) if user_owned(user_owner.key, rid)]
         taken = set(theirs)
-        return [(scope, [i for i in range(len(ids)) if i not in taken]), (owner, theirs)]
+        return [(owner, [i for i in range(len(ids)) if i not in taken]), (user_owner, theirs)]
 
     def add_vectors(
         self, space: str, namespace: str, session_id: str, records: Sequence[VectorRecord]
@@ -339,9 +339,9 @@ class SessionRecords:
 
     def index_heads(self, namespace: str, session_ids: Sequence[str]) -> dict[str, str | None]:
         """Each session's HiGMem index head token (None: none), in one read."""
-        scopes = {sid: SessionOwner.of(namespace, sid) for sid in dict.fromkeys(session_ids)}
-        found = self.repos.turn_nodes.heads(list(scopes.values()))
-        return {sid: found[s.key] for sid, s in scopes.items()}
+        owners = {sid: SessionOwner.of(namespace, sid) for sid in dict.fromkeys(session_ids)}
+        found = self.repos.turn_nodes.heads(list(owners.values()))
+        return {sid: found[s.key] for sid, s in owners.items()}
 
     def close_turns(self, namespace: str, session_id: str, turn_ids: Sequence[str]) -> None:
         """Mark turns as absorbed by HiGMem's index: they leave :meth:`unfolded_turns`."""

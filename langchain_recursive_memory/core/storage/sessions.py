@@ -45,30 +45,30 @@ class SessionList(ListRepository):
         """The id of a session's record."""
         return session_record_id(key)
 
-    def register(self, scope: SessionOwner) -> None:
+    def register(self, owner: SessionOwner) -> None:
         """Record the session once (insert-if-absent: the first registration's time stays)."""
-        self.add_once(scope, scope.session_id, {"created": time.time()})
+        self.add_once(owner, owner.session_id, {"created": time.time()})
 
-    def join(self, scope: SessionOwner) -> str | None:
-        """Record that the session belongs to ``scope.user_id``; return its user before.
+    def join(self, owner: SessionOwner) -> str | None:
+        """Record that the session belongs to ``owner.user_id``; return its user before.
 
         A new session is registered with the user. A session stored without a user (before
         users existed) joins this one: its record is updated. Returns the user recorded
         before (None when there was none), so the caller can refuse a different one.
         """
-        self.forget(scope.key)  # registered without its user, maybe: add (or find) it again
-        self.register(scope)
-        record = session_record_id(scope.key)
-        before = (self.fields("read the session", scope, record) or {}).get("uid")
+        self.forget(owner.key)  # registered without its user, maybe: add (or find) it again
+        self.register(owner)
+        record = session_record_id(owner.key)
+        before = (self.fields("read the session", owner, record) or {}).get("uid")
         if before is None:
-            tags = {k: v for k, v in scope.metadata().items() if k in ("uid", "uk")}
+            tags = {k: v for k, v in owner.metadata().items() if k in ("uid", "uk")}
             self.set_fields("attach the session to its user", record, tags)
             return None
         return str(before)
 
-    def user_of(self, scope: SessionOwner) -> str | None:
+    def user_of(self, owner: SessionOwner) -> str | None:
         """The user the session's record names (None: none, or no record)."""
-        meta = self.fields("read the session", scope, session_record_id(scope.key)) or {}
+        meta = self.fields("read the session", owner, session_record_id(owner.key)) or {}
         user = meta.get("uid")
         return str(user) if user is not None else None
 
@@ -85,21 +85,21 @@ class SessionList(ListRepository):
         ]
         return _oldest_first(decoded("session", metas, _session_info))
 
-    def describe(self, scope: SessionOwner, settings: Mapping[str, str | int | float]) -> None:
+    def describe(self, owner: SessionOwner, settings: Mapping[str, str | int | float]) -> None:
         """Record how the session's memory was made (merged into its record)."""
-        self.register(scope)
+        self.register(owner)
         meta = {f"{SETTING}{k}": v for k, v in settings.items()}
-        self.set_fields("describe the session", session_record_id(scope.key), meta)
+        self.set_fields("describe the session", session_record_id(owner.key), meta)
 
-    def settings(self, scope: SessionOwner) -> dict[str, Any]:
+    def settings(self, owner: SessionOwner) -> dict[str, Any]:
         """How the session's memory was made, as :meth:`describe` recorded it (or empty)."""
-        meta = self.fields("read the session", scope, session_record_id(scope.key))
+        meta = self.fields("read the session", owner, session_record_id(owner.key))
         return _settings(meta) if meta is not None else {}
 
-    def set_marker(self, scope: SessionOwner, key: str, value: str | None) -> None:  # type: ignore[override]
+    def set_marker(self, owner: SessionOwner, key: str, value: str | None) -> None:  # type: ignore[override]
         """Set (or, with None, remove) a rebuild marker of the session's record."""
-        self.register(scope)
-        super().set_marker(scope, key, value)
+        self.register(owner)
+        super().set_marker(owner, key, value)
 
     def entries(self, namespace: str | None = None) -> list[SessionInfo]:
         """List sessions (of one namespace, or all), oldest first."""

@@ -113,38 +113,38 @@ class SummaryLog(Repository):
         self._on_cleared = on_cleared
         self._hints: SessionCache[int] = SessionCache("hints", max_entries=HEALTH_CACHE_ENTRIES)
 
-    def hint(self, scope: SessionOwner) -> int:
+    def hint(self, owner: SessionOwner) -> int:
         """Return the version the session's ``current`` record points at (0: none)."""
-        hint = self._hints.get(scope.key)
+        hint = self._hints.get(owner.key)
         if hint is None:
             got = self.chroma.call(
                 "read the summary hint",
                 lambda: self.collection.get(
-                    ids=[summary_hint_id(scope.key)], include=["metadatas"]
+                    ids=[summary_hint_id(owner.key)], include=["metadatas"]
                 ),
             )
             hint = 0
-            owned = [m for m in got["metadatas"] or [] if scope.owns(m)]
+            owned = [m for m in got["metadatas"] or [] if owner.owns(m)]
             for version in decoded("summary hint", owned, lambda m: int(m["version"])):
                 hint = version
-            self._hints.put(scope.key, hint)
+            self._hints.put(owner.key, hint)
         return hint
 
-    def recent(self, scope: SessionOwner, hint: int | None = None) -> list[Summary]:
+    def recent(self, owner: SessionOwner, hint: int | None = None) -> list[Summary]:
         """Return the versions at or above the hint, oldest first.
 
         Args:
-            scope: The session.
+            owner: The session.
             hint: The hint read earlier (before anything the caller relies on), or None to
                 read it now.
         """
         if hint is None:
-            hint = self.hint(scope)
+            hint = self.hint(owner)
         versions: list[Summary] = []
         first = max(hint, 1)
         while True:
-            ids = [summary_version_id(scope.key, v) for v in range(first, first + _PAGE)]
-            rows = self.read("read summaries", scope, ids=ids)
+            ids = [summary_version_id(owner.key, v) for v in range(first, first + _PAGE)]
+            rows = self.read("read summaries", owner, ids=ids)
             found = decoded("summary", rows, _summary_of_row)
             versions.extend(found)
             if len(found) < _PAGE:
@@ -153,12 +153,12 @@ class SummaryLog(Repository):
         versions.sort(key=lambda s: s.version)
         if len(versions) > _PAGE:
             # Others have been folding: refresh the hint from the current record.
-            self._hints.pop(scope.key)
+            self._hints.pop(owner.key)
         if not versions and hint > 0:
             # The session was cleared (maybe by another store object): forget the hint.
-            self._hints.pop(scope.key)
-            self._on_cleared(scope.key)
-            return self.recent(scope, 0)
+            self._hints.pop(owner.key)
+            self._on_cleared(owner.key)
+            return self.recent(owner, 0)
         return versions
 
     def since(self, known: Mapping[str, tuple[SessionOwner, int]]) -> dict[str, list[Summary]]:
@@ -167,7 +167,7 @@ class SummaryLog(Repository):
         One request per page of versions for all the sessions together (usually one).
 
         Args:
-            known: Session key -> ``(scope, version known)``.
+            known: Session key -> ``(owner, version known)``.
         """
         out: dict[str, list[Summary]] = {key: [] for key in known}
         first = {key: version + 1 for key, (_, version) in known.items()}
@@ -196,21 +196,21 @@ class SummaryLog(Repository):
             versions.sort(key=lambda s: s.version)
         return out
 
-    def latest(self, scope: SessionOwner) -> Summary | None:
+    def latest(self, owner: SessionOwner) -> Summary | None:
         """Return the session's latest version, or None."""
-        versions = self.recent(scope)
+        versions = self.recent(owner)
         return versions[-1] if versions else None
 
-    def versions(self, scope: SessionOwner) -> list[Summary]:
+    def versions(self, owner: SessionOwner) -> list[Summary]:
         """Return every version of the session, oldest first (a filtered scan)."""
-        rows = self.read("read summaries", scope, where=scope.where)
+        rows = self.read("read summaries", owner, where=owner.where)
         out = decoded(
             "summary", [r for r in rows if r[1].get("kind") == "version"], _summary_of_row
         )
         out.sort(key=lambda s: s.version)
         return out
 
-    def try_commit(self, scope: SessionOwner, new: Summary) -> bool:
+    def try_commit(self, owner: SessionOwner, new: Summary) -> bool:
         """Write version ``new`` unless another writer has: a compare-and-set.
 
         The version is written with Chroma's insert-if-absent ``add`` and read back; the
@@ -219,8 +219,8 @@ class SummaryLog(Repository):
         Returns:
             True if this call wrote the version; False if another writer had.
         """
-        vid = summary_version_id(scope.key, new.version)
-        meta = {**summary_metadata(new, "version"), **scope.metadata()}
+        vid = summary_version_id(owner.key, new.version)
+        meta = {**summary_metadata(new, "version"), **owner.metadata()}
         self.chroma.call(
             "write a summary",
             lambda: self.collection.add(
@@ -232,27 +232,27 @@ class SummaryLog(Repository):
         )
         metas = got["metadatas"] or []
         if not metas or metas[0].get("fold_id") != new.fold_id:
-            self._hints.pop(scope.key)
+            self._hints.pop(owner.key)
             return False
         return True
 
-    def advance_hint(self, scope: SessionOwner, new: Summary) -> None:
+    def advance_hint(self, owner: SessionOwner, new: Summary) -> None:
         """Point the session's ``current`` record at version ``new``."""
         self.chroma.call(
             "advance the summary hint",
             partial(
                 self.collection.upsert,
-                ids=[summary_hint_id(scope.key)],
+                ids=[summary_hint_id(owner.key)],
                 documents=[new.text],
-                metadatas=[{**summary_metadata(new, "current"), **scope.metadata()}],
+                metadatas=[{**summary_metadata(new, "current"), **owner.metadata()}],
                 embeddings=placeholders(1),
             ),
         )
-        self._hints.put(scope.key, new.version)
+        self._hints.put(owner.key, new.version)
 
     # -- the fold lease ------------------------------------------------------------------
 
-    def claim_lease(self, scope: AnyScope, holder: str, period: float, now: float) -> bool:
+    def claim_lease(self, owner: AnyScope, holder: str, period: float, now: float) -> bool:
         """Claim the owner's lease for the current period and the next.
 
         A session's is its fold lease; a user's (:class:`~.keys.UserOwner`) guards the
@@ -266,8 +266,8 @@ class SummaryLog(Repository):
             Whether ``holder`` holds the current period's lease.
         """
         epoch = int(now // period)
-        ids = [fold_lease_id(scope.key, e) for e in (epoch, epoch + 1)]
-        meta = {**scope.metadata(), "kind": "lease", "holder": holder}
+        ids = [fold_lease_id(owner.key, e) for e in (epoch, epoch + 1)]
+        meta = {**owner.metadata(), "kind": "lease", "holder": holder}
         self.chroma.call(
             "claim the fold lease",
             partial(
@@ -282,13 +282,13 @@ class SummaryLog(Repository):
             "read the fold lease",
             partial(self.collection.get, ids=ids[:1], include=["metadatas"]),
         )
-        metas = [m for m in got["metadatas"] or [] if scope.owns(m)]
+        metas = [m for m in got["metadatas"] or [] if owner.owns(m)]
         return bool(metas) and metas[0].get("holder") == holder
 
-    def release_lease(self, scope: AnyScope, holder: str, period: float, now: float) -> None:
+    def release_lease(self, owner: AnyScope, holder: str, period: float, now: float) -> None:
         """Give up ``holder``'s claims on the lease (the current and the next period's)."""
         epoch = int(now // period)
-        ids = [fold_lease_id(scope.key, e) for e in (epoch - 1, epoch, epoch + 1)]
+        ids = [fold_lease_id(owner.key, e) for e in (epoch - 1, epoch, epoch + 1)]
         got = self.chroma.call(
             "read the fold lease",
             partial(self.collection.get, ids=ids, include=["metadatas"]),
@@ -296,12 +296,12 @@ class SummaryLog(Repository):
         mine = [
             i
             for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)
-            if scope.owns(m) and m.get("holder") == holder
+            if owner.owns(m) and m.get("holder") == holder
         ]
         if mine:
             self.chroma.call("release the fold lease", partial(self.collection.delete, ids=mine))
 
-    def clear(self, scope: AnyScope) -> None:
+    def clear(self, owner: AnyScope) -> None:
         """Delete every summary record of the session and forget its hint."""
-        super().clear(scope)
-        self._hints.pop(scope.key)
+        super().clear(owner)
+        self._hints.pop(owner.key)

@@ -45,11 +45,11 @@ SCAN_PAGE = 5000
 """Records per read of the activity scan over the whole log (Chroma's batch is ~5,461)."""
 
 
-def turn_metadata(scope: SessionOwner, s: StoredTurn) -> dict[str, Any]:
+def turn_metadata(owner: SessionOwner, s: StoredTurn) -> dict[str, Any]:
     """Return the Chroma metadata of a new (unfolded) turn record."""
     meta: dict[str, Any] = {
-        **scope.metadata(),
-        "open": open_key(scope.key, True),
+        **owner.metadata(),
+        "open": open_key(owner.key, True),
         "tid": s.id,
         "role": s.turn.role,
         "seq": s.seq,
@@ -147,7 +147,7 @@ class TurnLog(Repository):
     # -- writes ---------------------------------------------------------------------------
 
     def stamp(
-        self, scope: SessionOwner, turns: Sequence[Turn], tokens: Sequence[int], encoding: str
+        self, owner: SessionOwner, turns: Sequence[Turn], tokens: Sequence[int], encoding: str
     ) -> list[StoredTurn]:
         """Give new turns their order keys, and ids and creation times where missing.
 
@@ -160,7 +160,7 @@ class TurnLog(Repository):
             raise InvalidInputError.for_value("tokens", len(tokens), f"expected {len(turns)}")
         if not turns:
             return []
-        seqs = self._next_seq(scope.key, len(turns))
+        seqs = self._next_seq(owner.key, len(turns))
         stored: list[StoredTurn] = []
         seen: set[str] = set()
         for turn, count, seq in zip(turns, tokens, seqs, strict=True):
@@ -172,7 +172,7 @@ class TurnLog(Repository):
             stored.append(StoredTurn(turn.with_id(turn_id, created), seq, int(count), encoding))
         return stored
 
-    def write(self, scope: SessionOwner, stored: Sequence[StoredTurn]) -> None:
+    def write(self, owner: SessionOwner, stored: Sequence[StoredTurn]) -> None:
         """Insert stamped turns, in batches Chroma accepts (an id already stored stays).
 
         A failed write is checked by reading the ids back: a server that stored the turns
@@ -182,16 +182,16 @@ class TurnLog(Repository):
             StoreError: When nothing was stored (adding the turns again is safe).
             WriteOutcomeUnknownError: When whether they were stored cannot be told.
         """
-        ids = [turn_record_id(scope.key, s.id) for s in stored]
+        ids = [turn_record_id(owner.key, s.id) for s in stored]
         try:
-            self._insert(scope, stored)
+            self._insert(owner, stored)
         except WriteOutcomeUnknownError:
             raise
         except StoreError as failure:
-            self._confirm(scope, stored, ids, failure)
+            self._confirm(owner, stored, ids, failure)
 
     def _confirm(
-        self, scope: SessionOwner, stored: Sequence[StoredTurn], ids: list[str], failure: StoreError
+        self, owner: SessionOwner, stored: Sequence[StoredTurn], ids: list[str], failure: StoreError
     ) -> None:
         """After a failed write: succeed if every turn landed, else write the rest once."""
         turns = [s.turn for s in stored]
@@ -214,7 +214,7 @@ class TurnLog(Repository):
             logger.info("append reported %s, but all %d turns were stored", failure, len(ids))
             return
         try:
-            self._insert(scope, missing)
+            self._insert(owner, missing)
         except StoreError as exc:
             raise WriteOutcomeUnknownError(
                 f"{failure}; {len(found)} of {len(ids)} turns were stored and writing the "
@@ -223,10 +223,10 @@ class TurnLog(Repository):
                 turns,
             ) from exc
 
-    def _insert(self, scope: SessionOwner, stored: Sequence[StoredTurn]) -> None:
-        ids = [turn_record_id(scope.key, s.id) for s in stored]
+    def _insert(self, owner: SessionOwner, stored: Sequence[StoredTurn]) -> None:
+        ids = [turn_record_id(owner.key, s.id) for s in stored]
         docs = [s.turn.text for s in stored]
-        metas = [turn_metadata(scope, s) for s in stored]
+        metas = [turn_metadata(owner, s) for s in stored]
         step = self.chroma.batch_size()
         for start in range(0, len(ids), step):
             end = start + step
@@ -241,15 +241,15 @@ class TurnLog(Repository):
                 ),
             )
 
-    def flag_folded(self, scope: SessionOwner, versions: Mapping[str, int | None]) -> None:
+    def flag_folded(self, owner: SessionOwner, versions: Mapping[str, int | None]) -> None:
         """Mark turns as absorbed: folded into a summary version, or (None) HiGMem-indexed."""
         if not versions:
             return
-        closed = open_key(scope.key, False)
+        closed = open_key(owner.key, False)
         self.chroma.call(
             "flag absorbed turns",
             lambda: self.collection.update(
-                ids=[turn_record_id(scope.key, t) for t in versions],
+                ids=[turn_record_id(owner.key, t) for t in versions],
                 metadatas=[
                     {"open": closed} if v is None else {"folded": v, "open": closed}
                     for v in versions.values()
@@ -259,21 +259,21 @@ class TurnLog(Repository):
 
     # -- reads ----------------------------------------------------------------------------
 
-    def unfolded(self, scope: SessionOwner) -> list[StoredTurn]:
+    def unfolded(self, owner: SessionOwner) -> list[StoredTurn]:
         """Return the turns no summary version has flagged, oldest first."""
-        out = self._where(scope, open_filter(scope.key))
-        self._observe_seq(scope.key, out)
+        out = self._where(owner, open_filter(owner.key))
+        self._observe_seq(owner.key, out)
         return out
 
     def unfolded_of(
-        self, scopes: Sequence[SessionOwner], known: Mapping[str, Container[str]] | None = None
+        self, owners: Sequence[SessionOwner], known: Mapping[str, Container[str]] | None = None
     ) -> dict[str, list[StoredTurn]]:
         """The unfolded turns of several sessions in one read: session key -> oldest first.
 
         ``known``: session key -> turn ids the caller holds already; then only the ids are
         read, and the other turns by id (a second read, when there are any).
         """
-        by_key = {scope.key: scope for scope in scopes}
+        by_key = {owner.key: owner for owner in owners}
         out: dict[str, list[StoredTurn]] = {key: [] for key in by_key}
         if not by_key:
             return out
@@ -298,34 +298,34 @@ class TurnLog(Repository):
         rows: dict[str, list[tuple[str, Mapping[str, Any]]]] = {key: [] for key in by_key}
         for doc, meta in zip(got["documents"] or [], got["metadatas"] or [], strict=True):
             key = str(meta.get("open", ""))[: -len(":1")]
-            scope = by_key.get(key)
-            if scope is not None and scope.owns(meta):
+            owner = by_key.get(key)
+            if owner is not None and owner.owns(meta):
                 rows[key].append((doc or "", meta))
         for key, found in rows.items():
             out[key] = _oldest_first(decoded("turn", found, _turn_of_row))
             self._observe_seq(key, out[key])
         return out
 
-    def log(self, scope: SessionOwner) -> list[StoredTurn]:
+    def log(self, owner: SessionOwner) -> list[StoredTurn]:
         """Return every logged turn of the session, oldest first (folded or not)."""
-        out = self._where(scope, scope.where)
-        self._observe_seq(scope.key, out)
+        out = self._where(owner, owner.where)
+        self._observe_seq(owner.key, out)
         return out
 
-    def _where(self, scope: SessionOwner, where: Mapping[str, Any]) -> list[StoredTurn]:
-        rows = self.read("read turns", scope, where=dict(where))
+    def _where(self, owner: SessionOwner, where: Mapping[str, Any]) -> list[StoredTurn]:
+        rows = self.read("read turns", owner, where=dict(where))
         return _oldest_first(decoded("turn", rows, _turn_of_row))
 
-    def by_ids(self, scope: SessionOwner, turn_ids: Iterable[str]) -> list[StoredTurn]:
+    def by_ids(self, owner: SessionOwner, turn_ids: Iterable[str]) -> list[StoredTurn]:
         """Return the session's turns with the given ids, oldest first (missing ids skipped)."""
-        ids = [turn_record_id(scope.key, t) for t in dict.fromkeys(turn_ids)]
+        ids = [turn_record_id(owner.key, t) for t in dict.fromkeys(turn_ids)]
         if not ids:
             return []
-        rows = self.read("read turns by id", scope, ids=ids)
+        rows = self.read("read turns by id", owner, ids=ids)
         return _oldest_first(decoded("turn", rows, _turn_of_row))
 
     def move_after(
-        self, scope: SessionOwner, turns: Sequence[StoredTurn], after: int
+        self, owner: SessionOwner, turns: Sequence[StoredTurn], after: int
     ) -> list[StoredTurn]:
         """Give ``turns`` new order keys just above ``after``, keeping their order.
 
@@ -339,11 +339,11 @@ class TurnLog(Repository):
                 "reorder late turns",
                 partial(
                     self.collection.update,
-                    ids=[turn_record_id(scope.key, s.id) for s in moved],
+                    ids=[turn_record_id(owner.key, s.id) for s in moved],
                     metadatas=[{"seq": s.seq} for s in moved],
                 ),
             )
-            self._observe_seq(scope.key, moved)
+            self._observe_seq(owner.key, moved)
         return moved
 
     def settle(self, state: SessionState) -> SessionState:
@@ -361,20 +361,20 @@ class TurnLog(Repository):
         late = [t for t in state.turns if t.seq <= summary.last_seq and t.id not in passed]
         if not late:
             return state
-        scope = SessionOwner.of(summary.namespace, summary.session_id)
-        moved = {t.id: t for t in self.move_after(scope, late, summary.last_seq)}
+        owner = SessionOwner.of(summary.namespace, summary.session_id)
+        moved = {t.id: t for t in self.move_after(owner, late, summary.last_seq)}
         turns = sorted((moved.get(t.id, t) for t in state.turns), key=lambda t: (t.seq, t.id))
         return replace(state, turns=tuple(turns))
 
     # -- expiry ---------------------------------------------------------------------------
 
-    def take_before(self, scope: SessionOwner, cutoff_seq: int) -> list[TurnRow]:
+    def take_before(self, owner: SessionOwner, cutoff_seq: int) -> list[TurnRow]:
         """Delete the session's turns ordered before ``cutoff_seq``; return them as stored.
 
         Deletes by id exactly the records read, so a turn written meanwhile (whatever its
         order key) stays. :meth:`restore` writes the records back unchanged.
         """
-        where = {"$and": [dict(scope.where), {"seq": {"$lt": cutoff_seq}}]}
+        where = {"$and": [dict(owner.where), {"seq": {"$lt": cutoff_seq}}]}
         got = self.chroma.call(
             "read expiring turns",
             partial(self.collection.get, where=where, include=["documents", "metadatas"]),
@@ -384,7 +384,7 @@ class TurnLog(Repository):
             for i, d, m in zip(
                 got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True
             )
-            if scope.owns(m)
+            if owner.owns(m)
         ]
         if rows:
             ids = [r.record_id for r in rows]
@@ -407,18 +407,18 @@ class TurnLog(Repository):
                 ),
             )
 
-    def any_left(self, scope: SessionOwner) -> bool:
+    def any_left(self, owner: SessionOwner) -> bool:
         """Whether the session's log holds any turn."""
         got = self.chroma.call(
             "look for turns",
-            partial(self.collection.get, where=dict(scope.where), include=[], limit=1),
+            partial(self.collection.get, where=dict(owner.where), include=[], limit=1),
         )
         return bool(got["ids"])
 
-    def count(self, scope: SessionOwner) -> int:
+    def count(self, owner: SessionOwner) -> int:
         """Return how many turns the session's log holds."""
         got = self.chroma.call(
-            "count turns", lambda: self.collection.get(where=scope.where, include=[])
+            "count turns", lambda: self.collection.get(where=owner.where, include=[])
         )
         return len(got["ids"])
 

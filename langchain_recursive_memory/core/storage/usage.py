@@ -15,10 +15,10 @@ __all__ = ["UsageLog"]
 def _usage_metadata(
     record: UsageRecord, scope_of: Callable[[str, str], SessionOwner]
 ) -> dict[str, Any]:
-    """Return the Chroma metadata of a usage record (validating its scope)."""
-    scope = scope_of(record.namespace, record.session_id)
+    """Return the Chroma metadata of a usage record (validating its owner)."""
+    owner = scope_of(record.namespace, record.session_id)
     return {
-        **scope.metadata(),
+        **owner.metadata(),
         "purpose": record.purpose,
         "calls": record.usage.calls,
         "failed": record.usage.failed_calls,
@@ -55,11 +55,11 @@ class UsageLog(Repository):
 
         Args:
             records: The records.
-            scope_of: The scope of a ``(namespace, session_id)`` (it validates them and
+            scope_of: The owner of a ``(namespace, session_id)`` (it validates them and
                 tags the records of a user's session with the user).
 
         Raises:
-            InvalidInputError: When a record has a bad scope (nothing is written).
+            InvalidInputError: When a record has a bad owner (nothing is written).
         """
         if not records:
             return
@@ -74,14 +74,14 @@ class UsageLog(Repository):
             ),
         )
 
-    def totals(self, scope: SessionOwner) -> dict[str, Usage]:
+    def totals(self, owner: SessionOwner) -> dict[str, Usage]:
         """Return the session's upkeep spend, per purpose (``"fold"``, ``"higmem-index"``...)."""
         got = self.chroma.call(
             "read usage",
-            lambda: self.collection.get(where=scope.where, include=["metadatas"]),
+            lambda: self.collection.get(where=owner.where, include=["metadatas"]),
         )
         out: dict[str, Usage] = {}
-        owned = [m for m in got["metadatas"] or [] if scope.owns(m)]
+        owned = [m for m in got["metadatas"] or [] if owner.owns(m)]
         for purpose, usage in decoded("usage", owned, _usage_of):
             out.setdefault(purpose, Usage()).add(usage)
         return out

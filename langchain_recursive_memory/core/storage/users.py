@@ -175,10 +175,10 @@ class UserDirectory:
         self.caches.users.pop(session_cache_key(namespace, session_id))
 
     def owner(self, namespace: str, session_id: str) -> SessionOwner:
-        """The session's scope, with its user when this process knows it (no I/O)."""
-        scope = SessionOwner.of(namespace, session_id)
+        """The session's owner, with its user when this process knows it (no I/O)."""
+        owner = SessionOwner.of(namespace, session_id)
         known = self._known(namespace, session_id)
-        return SessionOwner.of(namespace, session_id, known.user) if known and known.user else scope
+        return SessionOwner.of(namespace, session_id, known.user) if known and known.user else owner
 
     def session_user(self, namespace: str, session_id: str) -> str | None:
         """The user the session belongs to, or None (read once per process, then kept)."""
@@ -218,13 +218,13 @@ class UserDirectory:
                 named).
             InvalidInputError: For a bad namespace, session id or user id.
         """
-        scope = SessionOwner.of(namespace, session_id, user_id)
+        owner = SessionOwner.of(namespace, session_id, user_id)
         user = UserOwner.of(namespace, user_id)
         known = self._known(namespace, session_id)
         if known is not None and known.recorded and known.user == user_id:
             return
         self.repos.user_list.register(user)
-        before = self.repos.session_list.join(scope)
+        before = self.repos.session_list.join(owner)
         if before is None:
             self.repos.user_list.touch_sessions(user)
         if before is not None and before != user_id:
@@ -294,10 +294,10 @@ class UserDirectory:
             finally:
                 log.release_lease(user, holder, USER_LEASE_PERIOD, time.time())
 
-    def upsert_user_facts(self, scope: SessionOwner, facts: Sequence[Fact]) -> list[Fact]:
+    def upsert_user_facts(self, owner: SessionOwner, facts: Sequence[Fact]) -> list[Fact]:
         """Merge a session's facts into its user's (one record per user and key)."""
-        assert scope.user_id is not None
-        user = UserOwner.of(scope.namespace, scope.user_id)
+        assert owner.user_id is not None
+        user = UserOwner.of(owner.namespace, owner.user_id)
         with self._merging(user):
             stored = {
                 f.key: f
@@ -306,7 +306,7 @@ class UserDirectory:
             merged: dict[str, Fact] = {}
             for fact in facts:
                 old = merged.get(fact.key, stored.get(fact.key))
-                merged[fact.key] = merge_user_fact(old, fact, scope.session_id)
+                merged[fact.key] = merge_user_fact(old, fact, owner.session_id)
             out = list(merged.values())
             self.repos.fact_table.put(user, out)
             self.repos.user_list.touch(user)

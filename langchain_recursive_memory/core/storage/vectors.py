@@ -30,7 +30,7 @@ EF_SEARCH = 200
 unstructured vectors at 100k records; see DESIGN.md and ``benchmarks/overhead.py``)."""
 
 
-def _vector_records(got: Any, scope: AnyScope) -> list[VectorRecord]:
+def _vector_records(got: Any, owner: AnyScope) -> list[VectorRecord]:
     """Vector records of a Chroma ``get`` result that belong to the session."""
     embeddings = got.get("embeddings")
     if embeddings is None:
@@ -38,7 +38,7 @@ def _vector_records(got: Any, scope: AnyScope) -> list[VectorRecord]:
     rows = [
         row
         for row in zip(got["ids"], got["metadatas"] or [], embeddings, strict=True)
-        if scope.owns(row[1])
+        if owner.owns(row[1])
     ]
     return decoded(
         "vector",
@@ -89,7 +89,7 @@ class VectorSpaces:
         got = self.chroma.call("read vector ids", lambda: col.get(ids=list(ids), include=[]))
         return set(got["ids"])
 
-    def put(self, space: str, scope: AnyScope, records: Sequence[VectorRecord]) -> None:
+    def put(self, space: str, owner: AnyScope, records: Sequence[VectorRecord]) -> None:
         """Write (or overwrite) vector records of the session."""
         if not records:
             return
@@ -101,8 +101,8 @@ class VectorSpaces:
                 embeddings=[list(r.vector) for r in records],
                 metadatas=[
                     {
-                        **scope.metadata(),
-                        "skk": kind_key(scope.key, r.kind),
+                        **owner.metadata(),
+                        "skk": kind_key(owner.key, r.kind),
                         "kind": r.kind,
                         "ref": r.ref,
                         "h": r.text_hash,
@@ -112,16 +112,16 @@ class VectorSpaces:
             ),
         )
 
-    def of_kinds(self, space: str, scope: AnyScope, kinds: Sequence[str]) -> list[VectorRecord]:
+    def of_kinds(self, space: str, owner: AnyScope, kinds: Sequence[str]) -> list[VectorRecord]:
         """Return the session's vector records of the given kinds (with their vectors)."""
         col = self.collection(space)
-        where = kinds_filter(scope.key, kinds)
+        where = kinds_filter(owner.key, kinds)
         got = self.chroma.call(
             "read vectors", lambda: col.get(where=where, include=["embeddings", "metadatas"])
         )
-        return _vector_records(got, scope)
+        return _vector_records(got, owner)
 
-    def by_ids(self, space: str, scope: AnyScope, ids: Sequence[str]) -> list[VectorRecord]:
+    def by_ids(self, space: str, owner: AnyScope, ids: Sequence[str]) -> list[VectorRecord]:
         """Return the session's vector records with the given ids (missing ids skipped)."""
         if not ids:
             return []
@@ -130,14 +130,14 @@ class VectorSpaces:
             "read vectors by id",
             lambda: col.get(ids=list(dict.fromkeys(ids)), include=["embeddings", "metadatas"]),
         )
-        return _vector_records(got, scope)
+        return _vector_records(got, owner)
 
     def nearest(
-        self, space: str, scope: AnyScope, vector: Sequence[float], n: int, kinds: Sequence[str]
+        self, space: str, owner: AnyScope, vector: Sequence[float], n: int, kinds: Sequence[str]
     ) -> list[tuple[str, str, float]]:
         """Return up to ``n`` ``(kind, ref, distance)`` nearest to ``vector`` in the session."""
         col = self.collection(space)
-        where = kinds_filter(scope.key, kinds)
+        where = kinds_filter(owner.key, kinds)
         got = self.chroma.call(
             "query vectors",
             lambda: col.query(
@@ -149,7 +149,7 @@ class VectorSpaces:
         )
         metas = (got.get("metadatas") or [[]])[0]
         dists = (got.get("distances") or [[]])[0]
-        rows = [(m, d) for m, d in zip(metas, dists, strict=True) if scope.owns(m)]
+        rows = [(m, d) for m, d in zip(metas, dists, strict=True) if owner.owns(m)]
         return decoded("vector", rows, lambda r: (str(r[0]["kind"]), str(r[0]["ref"]), float(r[1])))
 
     def spaces(self) -> list[str]:
@@ -163,9 +163,9 @@ class VectorSpaces:
                 self.collection(name[len(start) :])
         return sorted(self.collections)
 
-    def clear(self, scope: AnyScope) -> None:
+    def clear(self, owner: AnyScope) -> None:
         """Delete the session's (or the user's own) vectors in every space."""
-        self.delete_where(scope.where)
+        self.delete_where(owner.where)
 
     def delete_where(self, where: dict[str, Any], spaces: Sequence[str] | None = None) -> None:
         """Delete the vectors a metadata filter matches, in every space (or those given)."""
