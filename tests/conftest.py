@@ -10,7 +10,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from langchain_recursive_memory.core import MemoryStore, RetryPolicy
-from langchain_recursive_memory.core.storage.keys import SessionOwner
+from langchain_recursive_memory.core.facts import Fact
+from langchain_recursive_memory.core.storage.keys import SessionOwner, owned_fact_record_id
 from langchain_recursive_memory.core.storage.records import VectorRecord
 from langchain_recursive_memory.core.storage.server import LocalChromaServer
 
@@ -64,6 +65,12 @@ def server_store(chroma_server) -> MemoryStore:
 
     host, port = chroma_server
     return MemoryStore.http(host, port, prefix=f"t{uuid.uuid4().hex[:12]}")
+
+
+def fact_record_id(store: MemoryStore, namespace: str, session_id: str, fact: Fact) -> str:
+    """The Chroma id of a fact's record (and vector): the session user's, if it has one."""
+    user = store.session_user(namespace, session_id)
+    return owned_fact_record_id(namespace, session_id, user, fact.key_hash)
 
 
 def stored_vectors(

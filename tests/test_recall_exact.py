@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from conftest import stored_vectors
+from conftest import fact_record_id, stored_vectors
 from fakes import BagOfWordsEmbedder, FactModel
 
 from langchain_recursive_memory.core import HybridMemory, MemoryStore, RetryPolicy, Turn
@@ -119,7 +119,7 @@ def test_a_corrected_fact_is_scored_with_its_new_vector(store: MemoryStore) -> N
     assert city.text == "The user's home city is Berlin now."
     space = memory.space
     stored = stored_vectors(memory.store, space, "default", "s", ["fact"])
-    record = memory.store.records.fact_record_id("default", "s", city)
+    record = fact_record_id(memory.store, "default", "s", city)
     assert {r.id: r.text_hash for r in stored}[record] == text_hash(city.text)
     after = {h.id: h for h in memory.recall("Oslo", k=10, kinds=["fact"])}
     assert after["user/favourite_weekend_place"].dense_rank == 1

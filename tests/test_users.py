@@ -10,6 +10,7 @@ import time
 from dataclasses import replace
 
 import pytest
+from conftest import fact_record_id
 from fakes import BagOfWordsEmbedder, FactModel, KeywordSummarizer
 
 from langchain_recursive_memory.core import (
@@ -276,11 +277,11 @@ def test_clearing_a_session_takes_its_statements_out_of_the_users_facts(store):
     everything = _text_of(_records(store))
     assert "Berlin" not in everything and "vegan" not in everything
     vectors = [rid for n, rows in _records(store).items() if "_vec_" in n for rid, _, _ in rows]
-    assert store.records.fact_record_id("default", "s1", fact) not in vectors  # re-embedded later
+    assert fact_record_id(store, "default", "s1", fact) not in vectors  # re-embedded later
     memory(store, "s1", embedder=embedder).reindex()
     assert store.records.vector_ids(
         memory(store, "s1", embedder=embedder).space,
-        [store.records.fact_record_id("default", "s1", fact)],
+        [fact_record_id(store, "default", "s1", fact)],
     )
     RecursiveMemory("s1", store=store).clear()  # the user's last session: the user goes
     assert store.users() == [] and store.user_facts("default", "ada") == []

@@ -37,7 +37,7 @@ from ..turn import Turn, turn_list
 from ..usage import Usage, UsageRecord
 from ..validation import check_text, check_tokens
 from .client import StoreClient
-from .keys import SessionOwner, UserOwner, owned_fact_record_id, user_owned
+from .keys import SessionOwner, UserOwner, user_owned
 from .lifecycle import SessionLifecycle
 from .records import SessionInfo, SessionState, StoredTurn, Summary, VectorRecord
 from .repositories import Repositories
@@ -278,11 +278,6 @@ class SessionRecords:
         out = [*(f for f in own if f.key not in keys), *theirs]
         out.sort(key=lambda f: (f.created_at, f.key))
         return out
-
-    def fact_record_id(self, namespace: str, session_id: str, fact: Fact) -> str:
-        """The Chroma id of a fact's record (also used for its vector): the user's, if any."""
-        user = self.directory.session_user(namespace, session_id)
-        return owned_fact_record_id(namespace, session_id, user, fact.key_hash)
 
     # -- vectors (derived: rebuildable from turns and facts) -------------------------------
 
