@@ -8,8 +8,8 @@ frequency times inverse document frequency over the segments).
 Example:
     >>> from langchain_recursive_memory.core.events import TurnNode
     >>> from langchain_recursive_memory.core.higmem.heuristic import segment_events
-    >>> note = TurnNode("t1", "Ada", 0.0, "s1")
-    >>> segment_events([note], {"t1": "Ada booked the Lisbon trip."})[0].summary
+    >>> node = TurnNode("t1", "Ada", 0.0, "s1")
+    >>> segment_events([node], {"t1": "Ada booked the Lisbon trip."})[0].summary
     'On 1970-01-01, Ada talked about ada, booked, lisbon, trip (1 turns).'
 """
 
@@ -80,10 +80,10 @@ def index_heuristically(
                 *(n.turn_id for n in new_notes if n.segment == segment),
             ]
             for tid in dict.fromkeys(ids):
-                note = fresh.get(tid) or state.nodes.get(tid)
+                node = fresh.get(tid) or state.nodes.get(tid)
                 position = state.index.position(tid)
-                if note is not None and position is not None:
-                    members.append(note)
+                if node is not None and position is not None:
+                    members.append(node)
                     texts[tid] = turns[position].turn.text
         order = {n.turn_id: state.index.position(n.turn_id) or 0 for n in members}
         members.sort(key=lambda n: order[n.turn_id])
@@ -96,7 +96,7 @@ def index_heuristically(
 
 
 def segment_events(
-    notes: Sequence[TurnNode], texts: Mapping[str, str], *, keywords: int = HEURISTIC_KEYWORDS
+    nodes: Sequence[TurnNode], texts: Mapping[str, str], *, keywords: int = HEURISTIC_KEYWORDS
 ) -> list[Event]:
     """Build one event per segment without an LLM (ids ``"seg:<segment>"``).
 
@@ -104,14 +104,14 @@ def segment_events(
     frequency in the segment times inverse document frequency over the segments).
     """
     by_segment: dict[str, list[TurnNode]] = {}
-    for note in notes:
-        by_segment.setdefault(note.segment, []).append(note)
+    for node in nodes:
+        by_segment.setdefault(node.segment, []).append(node)
     surface: dict[str, Counter[str]] = {}
     counts: dict[str, Counter[str]] = {}
     for seg, group in by_segment.items():
         c: Counter[str] = Counter()
-        for note in group:
-            for stem, word in word_stems(texts.get(note.turn_id, "")):
+        for node in group:
+            for stem, word in word_stems(texts.get(node.turn_id, "")):
                 if len(word) >= MIN_KEYWORD_CHARS and not word.isdigit():
                     c[stem] += 1
                     surface.setdefault(stem, Counter())[word] += 1

@@ -125,8 +125,8 @@ class Indexer:
         return done
 
     def _heuristic_steps(self, state: SessionIndex, positions: Sequence[int]) -> Steps[None]:
-        notes, events = index_heuristically(state, positions, self.models.counter)
-        yield from self._write_steps(state, notes, events)
+        nodes, events = index_heuristically(state, positions, self.models.counter)
+        yield from self._write_steps(state, nodes, events)
 
     def _prompt(
         self, state: SessionIndex, positions: Sequence[int], aliases: Aliases, last: Event | None
@@ -178,19 +178,19 @@ class Indexer:
                 affiliation.unanalysed,
             )
         batch = Batch(turns, segs, analysis, affiliation, self.models.counter)
-        notes, members = batch_nodes(batch)
+        nodes, members = batch_nodes(batch)
         updates = merge_events(
             batch,
-            notes,
+            nodes,
             members,
             known,
             rewrite_limit=self.config.rewrite_limit,
             now=time.time(),
         )
-        yield from self._write_steps(state, notes, updates)
+        yield from self._write_steps(state, nodes, updates)
 
     def _write_steps(
-        self, state: SessionIndex, notes: Sequence[TurnNode], events: Sequence[Event]
+        self, state: SessionIndex, nodes: Sequence[TurnNode], events: Sequence[Event]
     ) -> Steps[None]:
         """Write events, then the turn nodes with a new head token; take them in.
 
@@ -201,8 +201,8 @@ class Indexer:
         ns, sid = scope.namespace, scope.session_id
         head = new_head()
         yield from store_call(scope.store.records.put_events, ns, sid, events)
-        yield from store_call(scope.store.records.put_turn_nodes, ns, sid, notes, head)
-        state.apply(notes, events, head)
+        yield from store_call(scope.store.records.put_turn_nodes, ns, sid, nodes, head)
+        state.apply(nodes, events, head)
         yield from self._embed_events_steps(events)
 
     def _embed_events_steps(self, events: Sequence[Event]) -> Steps[None]:

@@ -65,16 +65,16 @@ class Batch:
 
 def batch_nodes(batch: Batch) -> tuple[list[TurnNode], dict[str, list[int]]]:
     """The turn nodes of the batch and, per affiliated event, its turn numbers (1-based)."""
-    notes: list[TurnNode] = []
+    nodes: list[TurnNode] = []
     members: dict[str, list[int]] = {}
     for n, turn in enumerate(batch.turns, start=1):
         event_ids = tuple(batch.affiliation.turn_events[n])
         item = batch.analysis.turns.get(n)
         segment = batch.segments[n - 1]
         if item is None:  # no line for it in the answer: a no-LLM node, the same events
-            note = replace(heuristic_node(turn, segment, "", batch.counter), event_ids=event_ids)
+            node = replace(heuristic_node(turn, segment, "", batch.counter), event_ids=event_ids)
         else:
-            note = TurnNode(
+            node = TurnNode(
                 turn_id=turn.id,
                 speaker=turn.turn.speaker,
                 timestamp=turn.turn.created_at,
@@ -85,15 +85,15 @@ def batch_nodes(batch: Batch) -> tuple[list[TurnNode], dict[str, list[int]]]:
                 event_ids=event_ids,
                 method="llm",
             )
-        notes.append(note)
+        nodes.append(node)
         for eid in event_ids:
             members.setdefault(eid, []).append(n)
-    return notes, members
+    return nodes, members
 
 
 def merge_events(
     batch: Batch,
-    notes: Sequence[TurnNode],
+    nodes: Sequence[TurnNode],
     members: Mapping[str, Sequence[int]],
     known: Mapping[str, Event],
     *,
@@ -105,8 +105,8 @@ def merge_events(
     for eid, numbers in members.items():
         spec = batch.affiliation.specs.get(eid, {})
         turn_ids = tuple(batch.turns[n - 1].id for n in numbers)
-        note_kw = [kw for n in numbers for kw in notes[n - 1].keywords]
-        note_tags = [tg for n in numbers for tg in notes[n - 1].tags]
+        note_kw = [kw for n in numbers for kw in nodes[n - 1].keywords]
+        note_tags = [tg for n in numbers for tg in nodes[n - 1].tags]
         old = known.get(eid)
         if old is None:
             event = _new_event(batch, eid, spec, numbers, note_kw, note_tags, now)

@@ -186,12 +186,12 @@ class Retriever:
         for rank, i in enumerate(sorted(chosen, key=lambda i: (-float(scores[i]), i)), start=1):
             item, session = pool.turn(i), pool.session_of(i)
             mine = session == own
-            note = state.nodes.get(item.id) if mine else None
+            node = state.nodes.get(item.id) if mine else None
             retrieved = RetrievedTurn(
                 turn=item.turn,
                 speaker=item.turn.speaker,
                 score=float(scores[i]),
-                event_ids=note.event_ids if note is not None else (),
+                event_ids=node.event_ids if node is not None else (),
                 found_by=found.get(item.id, ("ranking",)) if mine else ("ranking",),
                 session_id=None if mine else session,
                 rank=rank,

@@ -106,15 +106,15 @@ class SessionIndex:
             ids = list(self.pending)[:limit] if limit is not None else list(self.pending)
             return [p for p in (self.index.position(t) for t in ids) if p is not None]
 
-    def apply(self, notes: Sequence[TurnNode], events: Sequence[Event], head: str) -> None:
+    def apply(self, nodes: Sequence[TurnNode], events: Sequence[Event], head: str) -> None:
         """Take in nodes and events this process has just written (with the head token)."""
         with self.index.lock:
-            for note in notes:
-                if note.turn_id not in self.nodes:
-                    self.members.setdefault(note.segment, []).append(note.turn_id)
-                    self.to_close.append(note.turn_id)
-                self.nodes[note.turn_id] = note
-                self.pending.pop(note.turn_id, None)
+            for node in nodes:
+                if node.turn_id not in self.nodes:
+                    self.members.setdefault(node.segment, []).append(node.turn_id)
+                    self.to_close.append(node.turn_id)
+                self.nodes[node.turn_id] = node
+                self.pending.pop(node.turn_id, None)
             self.events.update((e.id, e) for e in events)
             self.head = head
 
@@ -129,7 +129,7 @@ class SessionIndex:
     def load(
         self,
         turns: Sequence[StoredTurn],
-        notes: Sequence[TurnNode],
+        nodes: Sequence[TurnNode],
         events: Sequence[Event],
         head: str | None,
     ) -> None:
@@ -137,14 +137,14 @@ class SessionIndex:
         self.forget()
         with self.index.lock:
             self.index.merge(turns)
-            by_turn = {n.turn_id: n for n in notes}
+            by_turn = {n.turn_id: n for n in nodes}
             for t in self.index.turns:
-                note = by_turn.get(t.id)
-                if note is None:
+                node = by_turn.get(t.id)
+                if node is None:
                     self.pending[t.id] = None
                 else:
-                    self.nodes[t.id] = note
-                    self.members.setdefault(note.segment, []).append(t.id)
+                    self.nodes[t.id] = node
+                    self.members.setdefault(node.segment, []).append(t.id)
             self.events = {e.id: e for e in events}
             self.head, self.complete = head, True
 
@@ -189,10 +189,10 @@ def sync_steps(scope: SessionRef, state: SessionIndex) -> Steps[SessionIndex]:
         whole = not state.complete or head != state.head
     if whole:
         turns = yield from store_call(store.records.turns, ns, sid)
-        notes = yield from store_call(store.records.get_turn_nodes, ns, sid)
+        nodes = yield from store_call(store.records.get_turn_nodes, ns, sid)
         events = yield from store_call(store.records.get_events, ns, sid)
         found = yield from store_call(store.records.unfolded_turns, ns, [sid])
-        state.load(turns, notes, events, head)
+        state.load(turns, nodes, events, head)
         # Indexed turns still open (indexed before heads existed, or by a process that
         # stopped before closing them) are closed, so the read of open turns stays small.
         with state.index.lock:

@@ -325,11 +325,11 @@ class SessionRecords:
         return out
 
     def put_turn_nodes(
-        self, namespace: str, session_id: str, notes: Sequence[TurnNode], head: str | None = None
+        self, namespace: str, session_id: str, nodes: Sequence[TurnNode], head: str | None = None
     ) -> None:
         """Write (or overwrite) turn nodes; with ``head``, set the index head token too."""
         self.repos.turn_nodes.put_with_head(
-            self.directory.owner(namespace, session_id), notes, head
+            self.directory.owner(namespace, session_id), nodes, head
         )
 
     def index_heads(self, namespace: str, session_ids: Sequence[str]) -> dict[str, str | None]:
