@@ -228,9 +228,8 @@ def bench_recall(tmp: Path, sessions: int, per_session: int, repeat: int) -> dic
             samples.append(time.perf_counter() - t0)
             assert all(h.kind == "turn" for h in hits)
     # Filtered search quality: Chroma's per-session kNN against exact search.
-    vectors = (
-        store.records.repos.vector_spaces
-    )  # the store's vector repository (a benchmark looks inside)
+    # The store's vector repository (a benchmark looks inside).
+    vectors = store.records.repos.vector_spaces
     space = vectors.spaces()[0]
     recalls: list[float] = []
     knn: list[float] = []

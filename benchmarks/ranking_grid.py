@@ -53,8 +53,8 @@ from longmemeval import (
     question_metrics,
 )
 
+from langchain_recursive_memory.cli.loaders import locomo_turns
 from langchain_recursive_memory.core.dates import utc_date
-from langchain_recursive_memory.core.ingest import locomo_turns
 from langchain_recursive_memory.core.retrieval.ranking import (
     RankerParams,
     TurnRanker,

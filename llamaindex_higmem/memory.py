@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -96,10 +97,14 @@ def _options(settings: Mapping[str, Any], **more: Any) -> MemoryOptions:
     return MemoryOptions(**values, **more)
 
 
-def _setting(name: str, **overrides: Any) -> Any:
-    """The pydantic field of setting ``name``: the option table's default and doc."""
+def _setting(name: str, *, resolved: str = "", **overrides: Any) -> Any:
+    """The pydantic field of setting ``name``: the option table's default and doc.
+
+    ``resolved`` tells what the field holds when it is not the setting as given (the value
+    the setting's rule gave); it is added to the doc.
+    """
     option = OPTIONS.on(LLAMAINDEX)[name]
-    description = OPTIONS.doc_for(option.name, LLAMAINDEX)
+    description = " ".join(filter(None, (OPTIONS.doc_for(option.name, LLAMAINDEX), resolved)))
     return Field(**{"default": option.default, **overrides}, description=description, frozen=True)
 
 
@@ -139,11 +144,15 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
     max_messages: int | None = _setting("max_messages")
     keep_tokens: int | None = _setting("keep_tokens")
     keep_messages: int | None = _setting("keep_messages")
-    summary_role: MessageRole = _setting("summary_role", default=MessageRole.USER)
+    summary_role: MessageRole = _setting(
+        "summary_role", default=MessageRole.USER, resolved="The field holds the role itself."
+    )
     recall_scope: str = _setting("recall_scope")
     tokenizer_model: str = _setting("tokenizer_model")
     extract_facts: bool = _setting("extract_facts")
-    recall_tokens: int = _setting("recall_tokens", default=0)  # resolved: never None
+    recall_tokens: int = _setting(
+        "recall_tokens", default=0, resolved="The field holds the tokens reserved (0: no recall)."
+    )
     reserve_tokens: int = _setting("reserve_tokens")
     recall_k: int = Field(
         default=12,
@@ -483,12 +492,15 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
 
 
 def _unexpected(kwargs: dict[str, Any]) -> ConfigurationError:
+    settings = sorted(OPTIONS.on(LLAMAINDEX))
+    close = [m for k in sorted(kwargs) for m in difflib.get_close_matches(k, settings, n=1)]
+    hint = f"; did you mean {close[0]!r}?" if close else ""
     return ConfigurationError.for_value(
         "kwargs",
         sorted(kwargs),
         "unexpected arguments (the store is given by path, client or store, the "
-        "conversation by session_id, the tokenizer by tokenizer_model; the settings are "
-        f"{sorted(OPTIONS.on(LLAMAINDEX))})",
+        f"conversation by session_id, the tokenizer by tokenizer_model; the settings are "
+        f"{settings}){hint}",
     )
 
 

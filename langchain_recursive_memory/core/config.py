@@ -15,6 +15,7 @@ from functools import cache, partial
 from .errors import ConfigurationError, InvalidInputError
 from .options import DEFAULT_MAX_TOKENS, MIN_SUMMARY_TOKENS, OPTIONS, SUMMARY_ROLES, check_int
 from .tokenizer import REPLY_PRIMING_TOKENS, TOKENS_PER_MESSAGE
+from .turn import ROLE_ALIASES
 from .validation import KnownFields, check_text
 
 __all__ = [
@@ -189,7 +190,9 @@ class MemoryConfig(KnownFields):
                 check_text(name, getattr(self, name))
             except InvalidInputError as exc:
                 raise ConfigurationError(str(exc)) from exc
-        option("summary_role", self.summary_role)
+        option("summary_role", self.summary_role)  # a role, or an alias of one ("human")
+        role = ROLE_ALIASES.get(self.summary_role, self.summary_role)
+        object.__setattr__(self, "summary_role", role)
         minimum_window = MIN_WINDOW_TOKENS
         if self.window_budget < minimum_window:
             raise ConfigurationError.for_value(

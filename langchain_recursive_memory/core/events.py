@@ -168,7 +168,7 @@ class TurnNode:
 
     @classmethod
     def from_metadata(cls, context: str, meta: Mapping[str, Any]) -> TurnNode:
-        """Rebuild a note from :meth:`to_metadata` and its context sentence."""
+        """Rebuild a turn node from :meth:`to_metadata` and its context sentence."""
         ts = meta.get("ts")
         return cls(
             turn_id=str(meta["tid"]),

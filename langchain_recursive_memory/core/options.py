@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .errors import ConfigurationError
+from .turn import ROLE_ALIASES
 
 __all__ = [
     "BUDGET",
@@ -126,6 +127,8 @@ class Option:
         aliases: Its name on a surface that spells it otherwise (``{"llamaindex":
             "token_limit"}``).
         surfaces: Where it is offered (default: everywhere).
+        value_aliases: Other spellings of its choices (``{"human": "user"}``), accepted
+            wherever the option is checked.
     """
 
     name: str
@@ -137,6 +140,7 @@ class Option:
     choices: tuple[str, ...] = ()
     aliases: Mapping[str, str] = field(default_factory=dict)
     surfaces: frozenset[str] = SURFACES
+    value_aliases: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def nullable(self) -> bool:
@@ -153,7 +157,7 @@ class Option:
             return value
         if self.minimum is not None:
             check_int(self.name, value, self.minimum)
-        if self.choices and value not in self.choices:
+        if self.choices and self.value_aliases.get(value, value) not in self.choices:
             raise ConfigurationError.for_value(self.name, value, f"must be one of {self.choices}")
         return value
 
@@ -345,7 +349,7 @@ OPTIONS = OptionTable(
             "summary_role", "str", "user",
             "Role of the summary message: user, assistant or system (or an alias: LangChain's "
             "human and ai).",
-            BUDGET, choices=SUMMARY_ROLES,
+            BUDGET, choices=SUMMARY_ROLES, value_aliases=ROLE_ALIASES,
         ),
         Option(
             "recall_tokens", "int | None", None,

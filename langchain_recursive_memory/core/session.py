@@ -3,7 +3,7 @@
 An engine (:class:`~.engine.Engine`) hands its collaborators (the fold runner, recall, the
 HiGMem indexer...) what they use, never itself:
 
-* :class:`SessionRef`: the session of the store every read and write is scoped to;
+* :class:`SessionRef`: the session of the store every read and write is addressed to;
 * :class:`Models`: the model, the embedder (and the vector space it names) and the token
   counter, as they are now: the engine's ``model`` and ``embedder`` setters update it, so
   a model set after construction reaches every collaborator;
@@ -11,8 +11,8 @@ HiGMem indexer...) what they use, never itself:
 
 Example:
     >>> from langchain_recursive_memory.core.storage import MemoryStore
-    >>> scope = SessionRef(MemoryStore.in_memory(), "default", "s1")
-    >>> scope.key == UserBinding(scope, "ada").scope.key, UserBinding(scope, "ada").user_id
+    >>> session = SessionRef(MemoryStore.in_memory(), "default", "s1")
+    >>> session.key == UserBinding(session, "ada").session.key, UserBinding(session, "ada").user_id
     (True, 'ada')
 """
 
@@ -100,8 +100,8 @@ class UserBinding:
         given: The user the memory was opened with, or None.
     """
 
-    def __init__(self, scope: SessionRef, given: str | None) -> None:
-        self.session = scope
+    def __init__(self, session: SessionRef, given: str | None) -> None:
+        self.session = session
         self.given = given
         self._user: str | None = given
         self._resolved = False
@@ -119,8 +119,8 @@ class UserBinding:
         """
         if self._resolved:
             return self._user
-        scope = self.session
-        store, ns, sid = scope.store, scope.namespace, scope.session_id
+        session = self.session
+        store, ns, sid = session.store, session.namespace, session.session_id
         recorded = yield from store_call(store.records.recorded_user, ns, sid)
         given = self.given
         if given is not None and recorded is not None and recorded != given:

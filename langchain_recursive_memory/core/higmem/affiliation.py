@@ -193,7 +193,7 @@ class Aliases:
 
 
 def candidate_events_steps(
-    scope: SessionRef,
+    session: SessionRef,
     events: Sequence[Event],
     text: str,
     k: int,
@@ -204,7 +204,7 @@ def candidate_events_steps(
         return list(events)
     if space is not None:
         vector = yield from embed_query(text)
-        chosen = yield from nearest_events_steps(scope, events, vector, k, space)
+        chosen = yield from nearest_events_steps(session, events, vector, k, space)
         if chosen:
             return chosen
     index = LexicalIndex([e.index_text for e in events])
@@ -212,7 +212,7 @@ def candidate_events_steps(
 
 
 def nearest_events_steps(
-    scope: SessionRef, events: Sequence[Event], vector: Sequence[float], k: int, space: str
+    session: SessionRef, events: Sequence[Event], vector: Sequence[float], k: int, space: str
 ) -> Steps[list[Event]]:
     """The ``k`` events whose vectors are nearest ``vector`` (exact cosine search).
 
@@ -222,10 +222,10 @@ def nearest_events_steps(
     """
     by_id = {e.id: e for e in events}
     wanted = [
-        Candidate(event_vector_id(scope.key, e.id), EVENT_KIND, e.id, text_hash(e.index_text))
+        Candidate(event_vector_id(session.key, e.id), EVENT_KIND, e.id, text_hash(e.index_text))
         for e in events
     ]
     near = yield from nearest_steps(
-        scope.store, space, (scope.namespace, scope.session_id), vector, wanted, k
+        session.store, space, (session.namespace, session.session_id), vector, wanted, k
     )
     return [by_id[c.ref] for c, _ in near]

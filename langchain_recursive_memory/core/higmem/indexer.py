@@ -59,8 +59,8 @@ class Indexer:
         config: The memory's settings.
     """
 
-    def __init__(self, scope: SessionRef, models: Models, config: HiGMemConfig) -> None:
-        self.session = scope
+    def __init__(self, session: SessionRef, models: Models, config: HiGMemConfig) -> None:
+        self.session = session
         self.models = models
         self.config = config
 
@@ -197,11 +197,11 @@ class Indexer:
         A turn counts as indexed once its node is stored: a crash in between indexes it
         again rather than losing its events.
         """
-        scope = self.session
-        ns, sid = scope.namespace, scope.session_id
+        session = self.session
+        ns, sid = session.namespace, session.session_id
         head = new_head()
-        yield from store_call(scope.store.records.put_events, ns, sid, events)
-        yield from store_call(scope.store.records.put_turn_nodes, ns, sid, nodes, head)
+        yield from store_call(session.store.records.put_events, ns, sid, events)
+        yield from store_call(session.store.records.put_turn_nodes, ns, sid, nodes, head)
         state.apply(nodes, events, head)
         yield from self._embed_events_steps(events)
 
@@ -209,17 +209,21 @@ class Indexer:
         space = self.models.space
         if space is None or not events:
             return
-        scope = self.session
+        session = self.session
         try:
             vectors = yield from embed_documents([e.index_text for e in events])
             records = [
                 VectorRecord(
-                    event_vector_id(scope.key, e.id), EVENT_KIND, e.id, v, text_hash(e.index_text)
+                    event_vector_id(session.key, e.id), EVENT_KIND, e.id, v, text_hash(e.index_text)
                 )
                 for e, v in zip(events, vectors, strict=True)
             ]
             yield from store_call(
-                scope.store.records.add_vectors, space, scope.namespace, scope.session_id, records
+                session.store.records.add_vectors,
+                space,
+                session.namespace,
+                session.session_id,
+                records,
             )
         except EmbeddingError as exc:
-            logger.warning("session %r: event vectors not written (%s)", scope.session_id, exc)
+            logger.warning("session %r: event vectors not written (%s)", session.session_id, exc)

@@ -37,8 +37,8 @@ class NodeRebuilder:
         config: The memory's settings.
     """
 
-    def __init__(self, scope: SessionRef, models: Models, config: HiGMemConfig) -> None:
-        self.session = scope
+    def __init__(self, session: SessionRef, models: Models, config: HiGMemConfig) -> None:
+        self.session = session
         self.models = models
         self.config = config
 
@@ -61,34 +61,34 @@ class NodeRebuilder:
             yield from self._session_steps(SessionRef(store, ns, session_id), run, batch)
         return run.result(sessions)
 
-    def _session_steps(self, scope: SessionRef, run: RebuildRun, batch: int) -> Steps[None]:
-        store, ns, sid = scope.store, scope.namespace, scope.session_id
+    def _session_steps(self, session: SessionRef, run: RebuildRun, batch: int) -> Steps[None]:
+        store, ns, sid = session.store, session.namespace, session.session_id
         marker = yield from store_call(store.records.rebuild_marker, ns, sid, NODES_TASK)
         if marker is not None:
             run.resumed = True
         else:
             yield from store_call(store.records.drop_nodes, ns, sid)
-            Indexer(scope, self.models, self.config).state().forget()
+            Indexer(session, self.models, self.config).state().forget()
             yield from store_call(store.records.set_rebuild_marker, ns, sid, NODES_TASK, 0)
-        indexer = Indexer(scope, self.models, self.config)
+        indexer = Indexer(session, self.models, self.config)
         while True:
             indexed = yield from indexer.index_steps(flush=True, limit=batch)
             if not indexed:
                 break
             run.nodes += indexed
             run.step(sid, "nodes")
-        run.vectors += yield from self._windows_steps(scope, indexer)
+        run.vectors += yield from self._windows_steps(session, indexer)
         yield from store_call(store.records.set_rebuild_marker, ns, sid, NODES_TASK, None)
         run.step(sid, "vectors")
 
-    def _windows_steps(self, scope: SessionRef, indexer: Indexer) -> Steps[int]:
+    def _windows_steps(self, session: SessionRef, indexer: Indexer) -> Steps[int]:
         """Embed the session's turn windows that lack a current vector."""
         space = self.models.space
         if space is None:
             return 0
         state = indexer.state()
-        yield from sync_steps(scope, state)
+        yield from sync_steps(session, state)
         with state.index.lock:
             positions = list(range(len(state.index.ranked_turns)))
-        key = (scope.namespace, scope.session_id)
-        return (yield from state.index.windows.embed_steps(scope.store, space, key, positions))
+        key = (session.namespace, session.session_id)
+        return (yield from state.index.windows.embed_steps(session.store, space, key, positions))

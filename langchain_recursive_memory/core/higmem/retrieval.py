@@ -83,13 +83,13 @@ class Retriever:
 
     def __init__(
         self,
-        scope: SessionRef,
+        session: SessionRef,
         models: Models,
         user: UserBinding,
         config: HiGMemConfig,
         indexer: Indexer,
     ) -> None:
-        self.session = scope
+        self.session = session
         self.models = models
         self.user = user
         self.config = config

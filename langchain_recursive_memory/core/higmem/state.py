@@ -150,13 +150,13 @@ class SessionIndex:
 
 
 def session_index(
-    scope: SessionRef,
+    session: SessionRef,
     params: RankerParams | None = None,
     session_gap: float | None = None,
     max_event_turns: int | None = None,
 ) -> SessionIndex:
     """The session's shared state (created on first use, in the store's caches)."""
-    key = (*session_cache_key(scope.namespace, scope.session_id), "higmem")
+    key = (*session_cache_key(session.namespace, session.session_id), "higmem")
 
     def create() -> SessionIndex:
         options = {}
@@ -164,25 +164,25 @@ def session_index(
             options["session_gap"] = session_gap
         if max_event_turns is not None:
             options["max_event_turns"] = max_event_turns
-        return SessionIndex(TurnIndex(scope.key, params, **options))  # type: ignore[arg-type]
+        return SessionIndex(TurnIndex(session.key, params, **options))  # type: ignore[arg-type]
 
-    state: SessionIndex = scope.store.caches.sessions.get_or_create(key, create)
+    state: SessionIndex = session.store.caches.sessions.get_or_create(key, create)
     return state
 
 
-def account(scope: SessionRef, state: SessionIndex) -> None:
+def account(session: SessionRef, state: SessionIndex) -> None:
     """Report the state's size to the cache (it may evict other sessions)."""
-    key = (*session_cache_key(scope.namespace, scope.session_id), "higmem")
-    scope.store.caches.sessions.resize(key, state.nbytes())
+    key = (*session_cache_key(session.namespace, session.session_id), "higmem")
+    session.store.caches.sessions.resize(key, state.nbytes())
 
 
-def sync_steps(scope: SessionRef, state: SessionIndex) -> Steps[SessionIndex]:
+def sync_steps(session: SessionRef, state: SessionIndex) -> Steps[SessionIndex]:
     """Bring the state up to the store (see the module doc): two small reads.
 
     The head token and the turns not indexed yet; the whole session when this process
     has never read it, or another process has indexed it since.
     """
-    store, ns, sid = scope.store, scope.namespace, scope.session_id
+    store, ns, sid = session.store, session.namespace, session.session_id
     heads = yield from store_call(store.records.index_heads, ns, [sid])
     head = heads[sid]
     with state.index.lock:
@@ -201,18 +201,18 @@ def sync_steps(scope: SessionRef, state: SessionIndex) -> Steps[SessionIndex]:
         found = yield from store_call(store.records.unfolded_turns, ns, [sid])
         with state.index.lock:
             state._merge(found[sid])
-    yield from close_steps(scope, state)
-    account(scope, state)
+    yield from close_steps(session, state)
+    account(session, state)
     return state
 
 
-def sync_many_steps(scope: SessionRef, states: dict[str, SessionIndex]) -> Steps[None]:
+def sync_many_steps(session: SessionRef, states: dict[str, SessionIndex]) -> Steps[None]:
     """Bring several sessions' states up to the store (a user's): two reads for all.
 
     Their head tokens and their turns not indexed yet, read together; a session this
     process has never read, or that another process indexed since, is read whole.
     """
-    store, ns = scope.store, scope.namespace
+    store, ns = session.store, session.namespace
     if not states:
         return
     heads = yield from store_call(store.records.index_heads, ns, list(states))
@@ -226,14 +226,14 @@ def sync_many_steps(scope: SessionRef, states: dict[str, SessionIndex]) -> Steps
             yield from sync_steps(SessionRef(store, ns, sid), state)
 
 
-def close_steps(scope: SessionRef, state: SessionIndex, force: bool = False) -> Steps[None]:
+def close_steps(session: SessionRef, state: SessionIndex, force: bool = False) -> Steps[None]:
     """Close the indexed turns still open in the store, once there are :data:`CLOSE_BATCH`."""
     with state.index.lock:
         if not state.to_close or (len(state.to_close) < CLOSE_BATCH and not force):
             return
         doomed, state.to_close = state.to_close, []
     yield from store_call(
-        scope.store.records.close_turns, scope.namespace, scope.session_id, doomed
+        session.store.records.close_turns, session.namespace, session.session_id, doomed
     )
 
 

@@ -67,10 +67,14 @@ class ArchiveIndex:
         params: The ranking's weights and window radii.
     """
 
-    def __init__(self, scope: SessionRef, params: RankerParams | None = None) -> None:
-        self.session = scope
+    def __init__(self, session: SessionRef, params: RankerParams | None = None) -> None:
+        self.session = session
         self.params = params or RankerParams()
-        self._key = (*session_cache_key(scope.namespace, scope.session_id), "archive", self.params)
+        self._key = (
+            *session_cache_key(session.namespace, session.session_id),
+            "archive",
+            self.params,
+        )
 
     def _holder(self) -> _Archived:
         cache = self.session.store.caches.sessions
@@ -149,19 +153,21 @@ class ArchiveIndex:
 
         ``known`` None: the whole log. None when a version between is missing.
         """
-        scope = self.session
+        session = self.session
         if known is None:
             if not version:
                 return []  # nothing folded: the unfolded turns are the whole log
             return (
-                yield from store_call(scope.store.records.turns, scope.namespace, scope.session_id)
+                yield from store_call(
+                    session.store.records.turns, session.namespace, session.session_id
+                )
             )
         if version <= known:
             return []
         newer = yield from store_call(
-            scope.store.records.summaries_since, scope.namespace, {scope.session_id: known}
+            session.store.records.summaries_since, session.namespace, {session.session_id: known}
         )
-        versions = [v for v in newer[scope.session_id] if v.version <= version]
+        versions = [v for v in newer[session.session_id] if v.version <= version]
         if [v.version for v in versions] != list(range(known + 1, version + 1)):
             return None
         with holder.index.lock:
@@ -170,7 +176,7 @@ class ArchiveIndex:
             return []
         return (
             yield from store_call(
-                scope.store.records.get_turns, scope.namespace, scope.session_id, ids
+                session.store.records.get_turns, session.namespace, session.session_id, ids
             )
         )
 
@@ -194,9 +200,9 @@ class ArchiveIndex:
             positions = np.array([p for p in found if p is not None], np.int64)
         if not len(positions):
             return 0
-        scope = self.session
+        session = self.session
         written = yield from index.windows.embed_steps(
-            scope.store, space, (scope.namespace, scope.session_id), positions
+            session.store, space, (session.namespace, session.session_id), positions
         )
         self._account(self._holder())
         return written
@@ -221,17 +227,22 @@ class UserArchive:
         turns), beside the list of the user's sessions; a session this process has never
         seen is read whole, once.
         """
-        scope = self.own.session
+        session = self.own.session
         return (
             yield from user_pool_steps(
-                scope.store, scope.namespace, scope.session_id, user_id, own, self._others_steps
+                session.store,
+                session.namespace,
+                session.session_id,
+                user_id,
+                own,
+                self._others_steps,
             )
         )
 
     def _others_steps(self, ids: list[str]) -> Steps[dict[str, TurnIndex]]:
         """The indexes of the user's other sessions ``ids``, brought up to date."""
-        scope = self.own.session
-        store, namespace = scope.store, scope.namespace
+        session = self.own.session
+        store, namespace = session.store, session.namespace
         others = {
             sid: ArchiveIndex(SessionRef(store, namespace, sid), self.own.params) for sid in ids
         }

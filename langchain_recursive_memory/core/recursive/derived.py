@@ -62,9 +62,9 @@ class DerivedWriter:
     """
 
     def __init__(
-        self, scope: SessionRef, models: Models, user: UserBinding, archive: ArchiveIndex
+        self, session: SessionRef, models: Models, user: UserBinding, archive: ArchiveIndex
     ) -> None:
-        self.session = scope
+        self.session = session
         self.models = models
         self.user = user
         self.archive = archive
@@ -74,9 +74,9 @@ class DerivedWriter:
 
         The user must be resolved (:meth:`~..session.UserBinding.resolve_steps`).
         """
-        scope = self.session
+        session = self.session
         return owned_fact_record_id(
-            scope.namespace, scope.session_id, self.user.user_id, fact.key_hash
+            session.namespace, session.session_id, self.user.user_id, fact.key_hash
         )
 
     def facts_steps(
@@ -90,20 +90,20 @@ class DerivedWriter:
         with when its newest source turn of ``chunk`` was said (``stated_at``): across a
         user's sessions the newest statement wins, whatever order they fold in.
         """
-        scope = self.session
+        session = self.session
         if not facts:
             return []
         facts = stated(facts, chunk)
         try:
             return (
                 yield from store_call(
-                    scope.store.records.upsert_facts, scope.namespace, scope.session_id, facts
+                    session.store.records.upsert_facts, session.namespace, session.session_id, facts
                 )
             )
         except StoreError as exc:
             logger.warning(
                 "session %r: facts of a fold not written (%s); a later fold extracts them",
-                scope.session_id,
+                session.session_id,
                 exc,
             )
             return []
@@ -121,7 +121,7 @@ class DerivedWriter:
         Returns:
             How many vectors were written.
         """
-        scope = self.session
+        session = self.session
         if self.models.embedder is None or not (turns or facts):
             return 0
         try:
@@ -130,7 +130,7 @@ class DerivedWriter:
             logger.warning(
                 "session %r: vectors of a fold not written (%s); the messages are safe in "
                 "the log and reindex() rebuilds the vectors",
-                scope.session_id,
+                session.session_id,
                 exc,
             )
             return 0
@@ -149,7 +149,7 @@ class DerivedWriter:
         (a fold may have just changed their text). ``state``: the session's (needed when
         ``turns`` are given).
         """
-        scope = self.session
+        session = self.session
         space = self.models.space
         if space is None:
             return 0
@@ -160,16 +160,18 @@ class DerivedWriter:
         records = [_ToEmbed(self.fact_record_id(f), "fact", f.key, f.text) for f in facts]
         if not records:
             return written
-        have = yield from store_call(scope.store.records.vector_ids, space, [r.id for r in records])
+        have = yield from store_call(
+            session.store.records.vector_ids, space, [r.id for r in records]
+        )
         records = [r for r in records if r.id not in have or refresh_facts]
         if not records:
             return written
         vectors = yield from embed_documents([r.text for r in records])
         yield from store_call(
-            scope.store.records.add_vectors,
+            session.store.records.add_vectors,
             space,
-            scope.namespace,
-            scope.session_id,
+            session.namespace,
+            session.session_id,
             [
                 VectorRecord(r.id, r.kind, r.ref, v, text_hash(r.text))
                 for r, v in zip(records, vectors, strict=True)

@@ -122,11 +122,11 @@ class _Lease:
 
     def claim_steps(self) -> Steps[bool]:
         """Claim (or renew) the lease; whether this fold holds it."""
-        scope = self.session
+        session = self.session
         self.held = yield from store_call(
-            scope.store.records.claim_fold,
-            scope.namespace,
-            scope.session_id,
+            session.store.records.claim_fold,
+            session.namespace,
+            session.session_id,
             self.holder,
             self.period,
         )
@@ -135,17 +135,17 @@ class _Lease:
 
     def release_steps(self) -> Steps[None]:
         """Give the lease up (best effort: an unreleased lease expires)."""
-        scope = self.session
+        session = self.session
         try:
             yield from store_call(
-                scope.store.records.release_fold,
-                scope.namespace,
-                scope.session_id,
+                session.store.records.release_fold,
+                session.namespace,
+                session.session_id,
                 self.holder,
                 self.period,
             )
         except StoreError as exc:
-            logger.info("session %r: fold lease not released (%s)", scope.session_id, exc)
+            logger.info("session %r: fold lease not released (%s)", session.session_id, exc)
         self.held = False
 
 
@@ -165,7 +165,7 @@ class FoldRunner:
 
     def __init__(
         self,
-        scope: SessionRef,
+        session: SessionRef,
         user: UserBinding,
         summarizer: Summarizer,
         derived: DerivedWriter,
@@ -177,14 +177,14 @@ class FoldRunner:
         self.summarizer = summarizer
         self.derived = derived
         self.archive = archive
-        self.session = scope
+        self.session = session
         self.user = user
         self.config = config
         self.counter = counter
         self.retry = retry
-        scope = self.session
-        key = session_cache_key(scope.namespace, scope.session_id)
-        self.health: FoldHealth = scope.store.caches.health.get_or_create(key, FoldHealth)
+        session = self.session
+        key = session_cache_key(session.namespace, session.session_id)
+        self.health: FoldHealth = session.store.caches.health.get_or_create(key, FoldHealth)
 
     def clearly_not_due(self, tokens: int, messages: int, reserve: int = 0) -> bool:
         """Whether this process's view of the window says no fold is due after an add.
@@ -278,8 +278,10 @@ class FoldRunner:
         that folded between the load and the claim makes the commit lose, and the fold
         loads again (:data:`MAX_FOLD_RELOADS`).
         """
-        scope = self.session
-        state = yield from store_call(scope.store.records.load, scope.namespace, scope.session_id)
+        session = self.session
+        state = yield from store_call(
+            session.store.records.load, session.namespace, session.session_id
+        )
         progress.summary = state.summary
         plan = self._plan(state, force, reserve, keep)
         self.observe(state.turns, state.question)
@@ -290,7 +292,7 @@ class FoldRunner:
             if not (yield from lease.claim_steps()):
                 return False  # another writer folds the session now
             claimed = True
-        settled = yield from store_call(scope.store.records.settle, state)
+        settled = yield from store_call(session.store.records.settle, state)
         if settled is not state:  # late turns moved after the summary: plan them in order
             state = settled
             plan = self._plan(state, force, reserve, keep)
@@ -310,7 +312,7 @@ class FoldRunner:
                 t.id for t in state.turns if t.id not in done_ids and t.seq < new.last_seq
             )
             new = replace(new, passed_ids=passed)
-            won = yield from store_call(scope.store.records.commit_summary, new, repair)
+            won = yield from store_call(session.store.records.commit_summary, new, repair)
             if not won:
                 return True
             progress.summary, repair = new, ()

@@ -164,15 +164,15 @@ class RecursiveMemory(Engine):
         self._background = BackgroundFolds()
         self.context_builder = ContextBuilder(self.config, self.counter)
         facts = FactSettings(extract_facts, fact_mode, fact_attempts)
-        scope, models, user = self.session, self.models, self.user
-        summarizer = Summarizer(scope, self.config, self.counter, models, facts, shorten_attempts)
-        archive = ArchiveIndex(scope)
-        derived = DerivedWriter(scope, models, user, archive)
+        session, models, user = self.session, self.models, self.user
+        summarizer = Summarizer(session, self.config, self.counter, models, facts, shorten_attempts)
+        archive = ArchiveIndex(session)
+        derived = DerivedWriter(session, models, user, archive)
         self._fold_runner = FoldRunner(
-            scope, user, summarizer, derived, archive, self.config, self.counter, self.retry
+            session, user, summarizer, derived, archive, self.config, self.counter, self.retry
         )
-        self._recaller = Recaller(scope, models, user, self.context_builder, derived, archive)
-        self._rebuilder = Rebuilder(scope, models, user, summarizer, derived, archive)
+        self._recaller = Recaller(session, models, user, self.context_builder, derived, archive)
+        self._rebuilder = Rebuilder(session, models, user, summarizer, derived, archive)
         self._derived = derived
         self._archive = archive
         if model is None:

@@ -53,14 +53,14 @@ class Rebuilder:
 
     def __init__(
         self,
-        scope: SessionRef,
+        session: SessionRef,
         models: Models,
         user: UserBinding,
         summarizer: Summarizer,
         derived: DerivedWriter,
         archive: ArchiveIndex,
     ) -> None:
-        self.session = scope
+        self.session = session
         self.models = models
         self.user = user
         self.summarizer = summarizer
@@ -192,10 +192,10 @@ class Rebuilder:
 
     def _facts_vectors_steps(self, run: RebuildRun) -> Steps[None]:
         """Embed the facts the memory sees (its user's too) again."""
-        scope = self.session
+        session = self.session
         if self.models.space is not None:
             facts = yield from store_call(
-                scope.store.records.get_facts, scope.namespace, scope.session_id
+                session.store.records.get_facts, session.namespace, session.session_id
             )
             run.vectors += yield from self.derived.index_steps((), facts, None)
-        run.step(scope.session_id, "vectors")
+        run.step(session.session_id, "vectors")

@@ -117,14 +117,14 @@ class Recaller:
 
     def __init__(
         self,
-        scope: SessionRef,
+        session: SessionRef,
         models: Models,
         user: UserBinding,
         builder: ContextBuilder,
         derived: DerivedWriter,
         archive: ArchiveIndex,
     ) -> None:
-        self.session = scope
+        self.session = session
         self.models = models
         self.user = user
         self.builder = builder
@@ -234,9 +234,9 @@ class Recaller:
             key = (version, stamp)
         cache = self._cache()
         if key is None or cache.facts_key != key:
-            scope = self.session
+            session = self.session
             facts = yield from store_call(
-                scope.store.records.get_facts, scope.namespace, scope.session_id
+                session.store.records.get_facts, session.namespace, session.session_id
             )
             cache.facts = tuple(facts)
             cache.fact_candidates = tuple(

@@ -111,14 +111,14 @@ class Summarizer:
 
     def __init__(
         self,
-        scope: SessionRef,
+        session: SessionRef,
         config: MemoryConfig,
         counter: TokenCounter,
         models: Models,
         facts: FactSettings,
         shorten_attempts: int,
     ) -> None:
-        self.session = scope
+        self.session = session
         self.config = config
         self.counter = counter
         self.models = models
@@ -163,9 +163,9 @@ class Summarizer:
 
     def _related_facts_steps(self, turns: Sequence[Turn]) -> Steps[list[Fact]]:
         """The stored facts most related to ``turns`` (shown to the model to update them)."""
-        scope = self.session
+        session = self.session
         stored = yield from store_call(
-            scope.store.records.get_facts, scope.namespace, scope.session_id
+            session.store.records.get_facts, session.namespace, session.session_id
         )
         if len(stored) <= KNOWN_FACTS_IN_PROMPT:
             return stored

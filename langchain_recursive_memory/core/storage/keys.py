@@ -73,7 +73,7 @@ __all__ = [
     "open_filter",
     "open_key",
     "owned_fact_record_id",
-    "scope_filter",
+    "session_filter",
     "session_key",
     "session_record_id",
     "summary_hint_id",
@@ -344,7 +344,7 @@ def event_vector_id(skey: str, event_id: str) -> str:
 # -- metadata keys and filters ----------------------------------------------------------
 
 
-def scope_filter(skey: str) -> dict[str, Any]:
+def session_filter(skey: str) -> dict[str, Any]:
     """Return the filter of a session's records: one equality on the session key.
 
     Chroma's metadata filter cost grows with the records each predicate matches, so an
@@ -436,8 +436,8 @@ class SessionOwner:
 
     @property
     def where(self) -> dict[str, Any]:
-        """The metadata filter of the session's records (:func:`scope_filter`)."""
-        return scope_filter(self.key)
+        """The metadata filter of the session's records (:func:`session_filter`)."""
+        return session_filter(self.key)
 
     def metadata(self) -> dict[str, Any]:
         """The metadata every record of the session carries: namespace, session, key, user."""

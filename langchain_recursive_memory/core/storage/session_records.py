@@ -6,10 +6,10 @@ vectors, HiGMem's nodes, upkeep usage, which user a session belongs to, rebuild 
 and the derived state a rebuild drops. A :class:`~.store.MemoryStore` holds one
 (``store.records``); applications use the store's own methods instead.
 
-It is composed of two parts besides the repositories (:class:`~.repositories.
-Repositories`): :attr:`SessionRecords.directory` (:class:`~.users.UserDirectory`: users)
-and :attr:`SessionRecords.lifecycle` (:class:`~.lifecycle.SessionLifecycle`: whole
-sessions and users).
+It is composed of two parts besides the repositories
+(:class:`~.repositories.Repositories`): :attr:`SessionRecords.directory`
+(:class:`~.users.UserDirectory`: users) and :attr:`SessionRecords.lifecycle`
+(:class:`~.lifecycle.SessionLifecycle`: whole sessions and users).
 
 Every method taking a namespace and session id validates them first
 (:func:`~.keys.validate_session`) and raises ``InvalidInputError`` for bad ones; a failed
@@ -388,15 +388,17 @@ class SessionRecords:
         """A token that changes whenever the user's facts change ("" for no user)."""
         return self.directory.user_stamp(namespace, user_id)
 
-    def rebuild_marker(self, namespace: str, owner: str, task: str, *, user: bool = False) -> Any:
+    def rebuild_marker(
+        self, namespace: str, owner_id: str, task: str, *, user: bool = False
+    ) -> Any:
         """The progress a running rebuild recorded (None: none is running)."""
-        return self.directory.rebuild_marker(namespace, owner, task, user=user)
+        return self.directory.rebuild_marker(namespace, owner_id, task, user=user)
 
     def set_rebuild_marker(
-        self, namespace: str, owner: str, task: str, progress: Any, *, user: bool = False
+        self, namespace: str, owner_id: str, task: str, progress: Any, *, user: bool = False
     ) -> None:
         """Record a running rebuild's progress (JSON), or with None that it finished."""
-        self.directory.set_rebuild_marker(namespace, owner, task, progress, user=user)
+        self.directory.set_rebuild_marker(namespace, owner_id, task, progress, user=user)
 
     # -- whole sessions and users (see :class:`~.lifecycle.SessionLifecycle`) ----------------
 

@@ -2,9 +2,10 @@
 
 A store lists, describes, expires, clears and forgets sessions and users, and reads a
 session's turns, summaries and upkeep spend. What the engines read and write through
-(appends, loads, folds, facts, vectors, HiGMem's nodes...) is its :attr:`MemoryStore.
-records` (:class:`~.session_records.SessionRecords`), the engines' protocol: not for
-applications, which go through a memory (``RecursiveMemory``, ``HiGMem``...) instead.
+(appends, loads, folds, facts, vectors, HiGMem's nodes...) is its
+:attr:`MemoryStore.records` (:class:`~.session_records.SessionRecords`), the engines'
+protocol: not for applications, which go through a memory (``RecursiveMemory``,
+``HiGMem``...) instead.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class MemoryStore:
         http_timeout: Seconds any one HTTP request to a Chroma server may take.
         retry: How transient network failures are retried.
         cache: How much this store's caches keep (:class:`~..cache.CacheLimits`: 256
-            sessions and 256 MiB by default).
+            sessions and 512 MiB by default).
 
     Attributes:
         client: The chromadb client.

@@ -338,29 +338,31 @@ class UserDirectory:
 
     # -- rebuild markers ---------------------------------------------------------------------
 
-    def rebuild_marker(self, namespace: str, owner: str, task: str, *, user: bool = False) -> Any:
+    def rebuild_marker(
+        self, namespace: str, owner_id: str, task: str, *, user: bool = False
+    ) -> Any:
         """The progress a running rebuild recorded (None: none is running).
 
         Args:
             namespace: The namespace.
-            owner: The session id (or, with ``user``, the user id).
+            owner_id: The session id (or, with ``user``, the user id).
             task: ``"facts"``, ``"vectors"`` or ``"nodes"``.
-            user: ``owner`` is a user id.
+            user: ``owner_id`` is a user id.
         """
         key = rebuild_key(task)
         if user:
-            value = self.repos.user_list.marker(UserOwner.of(namespace, owner), key)
+            value = self.repos.user_list.marker(UserOwner.of(namespace, owner_id), key)
         else:
-            value = self.repos.session_list.marker(SessionOwner.of(namespace, owner), key)
+            value = self.repos.session_list.marker(SessionOwner.of(namespace, owner_id), key)
         return json.loads(value) if value is not None else None
 
     def set_rebuild_marker(
-        self, namespace: str, owner: str, task: str, progress: Any, *, user: bool = False
+        self, namespace: str, owner_id: str, task: str, progress: Any, *, user: bool = False
     ) -> None:
         """Record a running rebuild's progress (JSON), or with None that it finished."""
         key = rebuild_key(task)
         value = json.dumps(progress) if progress is not None else None
         if user:
-            self.repos.user_list.set_marker(UserOwner.of(namespace, owner), key, value)
+            self.repos.user_list.set_marker(UserOwner.of(namespace, owner_id), key, value)
         else:
-            self.repos.session_list.set_marker(self.owner(namespace, owner), key, value)
+            self.repos.session_list.set_marker(self.owner(namespace, owner_id), key, value)
