@@ -60,7 +60,7 @@ def engine_imports(source: Source) -> list[str]:
 
 def test_collaborators_are_found():
     names = {s.module.rsplit(".", 1)[1] for s in collaborators()}
-    assert {"derived", "archive", "recall", "rebuild", "folder", "indexer", "retrieval"} <= names
+    assert {"derived", "archive", "recall", "rebuild", "fold", "indexer", "retrieval"} <= names
 
 
 def test_no_collaborator_imports_an_engine():
