@@ -21,7 +21,7 @@ from langchain_recursive_memory.core import (
     RetryPolicy,
     Turn,
 )
-from langchain_recursive_memory.core.cache import CacheLimits
+from langchain_recursive_memory.core.cache import StoreCaches
 
 FAST = RetryPolicy(attempts=1, timeout=10.0, cooldown=0.0)
 T0 = 1_700_000_000.0
@@ -30,7 +30,7 @@ LOCKER = "My locker code is 4471."
 
 def fresh(store: MemoryStore) -> MemoryStore:
     """A store object over the same client and prefix that has read nothing yet."""
-    return MemoryStore(store.client, prefix=store.prefix, cache=CacheLimits())
+    return MemoryStore(store.client, prefix=store.prefix, cache=StoreCaches())
 
 
 def small_talk(n: int, start: float, topic: str = "weather") -> list[Turn]:

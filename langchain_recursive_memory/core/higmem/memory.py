@@ -103,8 +103,10 @@ class HiGMem(Engine):
 
     def _add_steps(self, turns: Sequence[Turn], flush: bool) -> Steps[list[StoredTurn]]:
         stored, _ = yield from self._append_steps(turns)
-        self._indexer.state().appended(stored)
-        yield from self._index_steps(flush)
+        state = self._indexer.state()
+        state.view.appended(stored)
+        if self._indexer.due(state, flush):  # else the turns wait: no read, no write
+            yield from self._index_steps(flush)
         return stored
 
     def _index_steps(self, flush: bool) -> Steps[int]:
@@ -124,11 +126,16 @@ class HiGMem(Engine):
     # -- public API: sync and async twins ---------------------------------------------------
 
     def add(self, turns: Turn | Sequence[Turn], *, flush: bool = False) -> list[StoredTurn]:
-        """Log turns durably, then index them (LLM analysis runs per full batch).
+        """Log turns durably, then index them once a full batch waits.
+
+        A batch is ``batch_size`` turns with an LLM (one analysis call), 16 without
+        (:data:`~.indexer.HEURISTIC_BATCH`); until then an ``add`` only stores, and
+        retrieval ranks the waiting turns with the others.
 
         Args:
             turns: One turn or several, in conversation order.
-            flush: Also analyse a last, incomplete batch now (retrieval always does).
+            flush: Also index a last, incomplete batch now (retrieval with an LLM always
+                does; :meth:`flush` does it later).
 
         Returns:
             The stored turns.
@@ -200,7 +207,7 @@ class HiGMem(Engine):
         return await self.runner.arun(self._retriever.retrieve_steps(query, k, use_llm, scope, now))
 
     def events(self) -> list[Event]:
-        """Return the session's events, oldest first."""
+        """Return the session's events as indexed so far, oldest first (see :meth:`flush`)."""
         return self.runner.run(self._events_steps())
 
     async def aevents(self) -> list[Event]:
@@ -213,7 +220,7 @@ class HiGMem(Engine):
         )
 
     def turn_nodes(self) -> list[TurnNode]:
-        """Return the session's turn nodes, in log order."""
+        """Return the session's turn nodes as indexed so far, in log order (see :meth:`flush`)."""
         return self.runner.run(self._turn_nodes_steps())
 
     async def aturn_nodes(self) -> list[TurnNode]:

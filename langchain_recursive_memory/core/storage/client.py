@@ -236,6 +236,8 @@ class StoreClient:
     Args:
         client: A chromadb client.
         retry: How transient network failures are retried.
+        opened: Collections already opened, by name (shared by the store objects of a
+            process over one database: a new store object opens nothing again).
 
     Attributes:
         client: The chromadb client.
@@ -243,10 +245,16 @@ class StoreClient:
         max_batch: The most records one write may carry, once known (0: ask Chroma).
     """
 
-    def __init__(self, client: ClientAPI, retry: RetryPolicy | None = None) -> None:
+    def __init__(
+        self,
+        client: ClientAPI,
+        retry: RetryPolicy | None = None,
+        opened: dict[str, Any] | None = None,
+    ) -> None:
         self.client = client
         self.retry = retry or DEFAULT_RETRY
         self.max_batch = 0
+        self._opened: dict[str, Any] = opened if opened is not None else {}
 
     def call(self, what: str, fn: Callable[[], T]) -> T:
         """Run a Chroma call; retry transient network failures with bounded backoff.
@@ -282,6 +290,9 @@ class StoreClient:
         Raises:
             StoreError: When it cannot be opened, or was written with another schema.
         """
+        found_open = self._opened.get(name)
+        if found_open is not None:
+            return found_open
         col = self.call(
             f"open collection {name!r}",
             lambda: self.client.get_or_create_collection(
@@ -294,6 +305,7 @@ class StoreClient:
                 f"collection {name!r} has lrm_schema={found!r}, this version needs {SCHEMA}: "
                 "it was written by a development version; use another prefix or path"
             )
+        self._opened[name] = col
         return col
 
     def collection_names(self) -> list[str]:
