@@ -207,7 +207,11 @@ class HiGMem(Engine):
         return await self.runner.arun(self._retriever.retrieve_steps(query, k, use_llm, scope, now))
 
     def events(self) -> list[Event]:
-        """Return the session's events as indexed so far, oldest first (see :meth:`flush`)."""
+        """Return the session's events, oldest first.
+
+        Without a model, every stored turn is indexed first; with one, those indexed so
+        far (an incomplete batch waits for :meth:`flush` or retrieval).
+        """
         return self.runner.run(self._events_steps())
 
     async def aevents(self) -> list[Event]:
@@ -215,12 +219,14 @@ class HiGMem(Engine):
         return await self.runner.arun(self._events_steps())
 
     def _events_steps(self) -> Steps[list[Event]]:
+        if self.model is None:  # no-LLM indexing is cheap: what waits is indexed first
+            yield from self._index_steps(flush=True)
         return (
             yield from store_call(self.store.records.get_events, self.namespace, self.session_id)
         )
 
     def turn_nodes(self) -> list[TurnNode]:
-        """Return the session's turn nodes as indexed so far, in log order (see :meth:`flush`)."""
+        """Return the session's turn nodes, in log order (indexed first as by :meth:`events`)."""
         return self.runner.run(self._turn_nodes_steps())
 
     async def aturn_nodes(self) -> list[TurnNode]:
@@ -236,6 +242,8 @@ class HiGMem(Engine):
         return await self.aturn_nodes()
 
     def _turn_nodes_steps(self) -> Steps[list[TurnNode]]:
+        if self.model is None:
+            yield from self._index_steps(flush=True)
         turns = yield from self._turns_steps()
         order = {t.id: i for i, t in enumerate(turns)}
         nodes = yield from store_call(

@@ -68,6 +68,10 @@ def default_path() -> Path:
 def persistent_client(path: str | os.PathLike[str] | None = None) -> ClientAPI:
     """Open (or create) an embedded ``PersistentClient`` at ``path`` or :func:`default_path`.
 
+    A process opens each directory once: later calls return the same client (chromadb
+    shares one system per directory anyway), so a store opened per request costs no
+    client construction.
+
     Raises:
         StoreError: When the directory or the database cannot be opened.
     """
@@ -77,18 +81,27 @@ def persistent_client(path: str | os.PathLike[str] | None = None) -> ClientAPI:
     target = Path(path).expanduser() if path is not None else default_path()
     try:
         target.mkdir(parents=True, exist_ok=True)
+        key = target.resolve()
+        with _held_lock:
+            found: ClientAPI | None = _clients.get(key)
+        if found is not None:
+            return found
         warn_if_shared(target)
-        return chromadb.PersistentClient(
+        client = chromadb.PersistentClient(
             path=str(target), settings=Settings(anonymized_telemetry=False)
         )
     except Exception as exc:
         raise StoreError(f"cannot open the Chroma store at path={str(target)!r}: {exc}") from exc
+    with _held_lock:
+        kept: ClientAPI = _clients.setdefault(key, client)
+    return kept
 
 
 LOCK_FILE = ".lrm-process.lock"
 """The file in an embedded store's directory that the process using it holds locked."""
 _held_locks: dict[Path, Any] = {}
-_held_lock = threading.Lock()
+_clients: dict[Path, Any] = {}
+_held_lock = threading.RLock()
 
 
 def warn_if_shared(path: Path) -> bool:

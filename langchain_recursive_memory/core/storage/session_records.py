@@ -190,20 +190,12 @@ class SessionRecords:
         return head
 
     def heads(self, namespace: str, requests: Sequence[HeadRequest]) -> dict[str, Head]:
-        """The stamps and chain links of several sessions of a namespace, read by id together.
+        """The stamps and chain links of several sessions, read by id together.
 
         What a read learns of a session's stamp is taken in on the way: which user it
         belongs to, and whether this process must register it again (its stamp is gone:
-        another store object or process cleared it).
-
-        Returns:
-            Session key -> :class:`~.heads.Head`.
+        another store object or process cleared it). Returns session key -> head.
         """
-        for request in requests:
-            if request.owner.namespace != namespace:
-                raise InvalidInputError.for_value(
-                    "namespace", request.owner.namespace, f"expected {namespace!r}"
-                )
         found = self.repos.heads.read_heads(requests)
         for request in requests:
             stamp = found[request.owner.key].stamp
@@ -223,7 +215,7 @@ class SessionRecords:
         return self.repos.summary_log.hint(SessionOwner.of(namespace, session_id))
 
     def stamp_session(self, namespace: str, session_id: str, memory: str) -> None:
-        """Write the session's stamp record unless it exists (a session stored before stamps)."""
+        """Write the session's stamp record unless it exists (one stored before stamps)."""
         self.repos.heads.ensure_stamp(self.directory.owner(namespace, session_id), memory)
 
     def open_turns(
@@ -382,14 +374,10 @@ class SessionRecords:
         self.repos.turn_nodes.put(self.directory.owner(namespace, session_id), nodes)
 
     def commit_link(self, namespace: str, session_id: str, link: IndexLink) -> bool:
-        """Write HiGMem index link ``link`` if no other indexing has written that number.
+        """Write HiGMem index ``link`` unless another indexing wrote its number (then False).
 
-        On success its turns leave the ``hopen`` set (:meth:`open_turns` of the ``"h"``
-        chain). A crash in between leaves them open but named: readers merge them twice,
-        harmlessly, and the next indexing closes them.
-
-        Returns:
-            True if this call wrote the link; False if another writer had (read again).
+        On success its turns leave the ``hopen`` set (a crash in between leaves them open
+        but named: readers merge them twice, harmlessly).
         """
         owner = self.directory.owner(namespace, session_id)
         if not self.repos.heads.try_link(owner, link):

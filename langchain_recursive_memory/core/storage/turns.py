@@ -263,29 +263,23 @@ class TurnLog(Repository):
 
     def flag_folded(self, owner: SessionOwner, versions: Mapping[str, int]) -> None:
         """Mark turns as folded into summary versions (they leave the ``open`` set)."""
-        if not versions:
-            return
         closed = open_key(owner.key, False)
-        self.chroma.call(
-            "flag folded turns",
-            lambda: self.collection.update(
-                ids=[turn_record_id(owner.key, t) for t in versions],
-                metadatas=[{"folded": v, "open": closed} for v in versions.values()],
-            ),
-        )
+        self._flag(owner, {t: {"folded": v, "open": closed} for t, v in versions.items()})
 
     def flag_indexed(self, owner: SessionOwner, turn_ids: Sequence[str]) -> None:
         """Mark turns as named by a HiGMem index link (they leave the ``hopen`` set)."""
-        if not turn_ids:
-            return
         closed = open_key(owner.key, False)
-        self.chroma.call(
-            "flag indexed turns",
-            lambda: self.collection.update(
-                ids=[turn_record_id(owner.key, t) for t in turn_ids],
-                metadatas=[{"hopen": closed}] * len(turn_ids),
-            ),
-        )
+        self._flag(owner, {t: {"hopen": closed} for t in turn_ids})
+
+    def _flag(self, owner: SessionOwner, fields: Mapping[str, Mapping[str, Any]]) -> None:
+        if fields:
+            self.chroma.call(
+                "flag turns",
+                lambda: self.collection.update(
+                    ids=[turn_record_id(owner.key, t) for t in fields],
+                    metadatas=[dict(f) for f in fields.values()],
+                ),
+            )
 
     # -- reads ----------------------------------------------------------------------------
 
