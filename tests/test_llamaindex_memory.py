@@ -863,9 +863,7 @@ def _prompt_text(prompt: Sequence[ChatMessage]) -> str:
 def _forgetful(store: MemoryStore, session_id: str = "locker", **kwargs: Any):
     """A memory whose summary drifts (only the newest chunk): recall must bring facts back."""
     kwargs.setdefault("recall_tokens", 200)
-    return _memory(
-        store, ScriptedSummarizer(FactModel()), session_id, token_limit=800, **kwargs
-    )
+    return _memory(store, ScriptedSummarizer(FactModel()), session_id, token_limit=800, **kwargs)
 
 
 def test_simple_chat_engine_gets_recall_for_the_question_just_put(store):
