@@ -91,9 +91,9 @@ def recall_share(max_tokens: int, recall_tokens: int | None, *, hybrid: bool) ->
     """The one rule for the recall share of ``max_tokens``, used by every memory and adapter.
 
     An explicit ``recall_tokens`` wins. Otherwise a *hybrid* memory (one that extracts
-    facts or has an embedder, or a :class:`~.recursive.HybridMemory`) reserves a quarter of
-    ``max_tokens`` for the facts and turns recalled for the current question; any other
-    memory reserves nothing.
+    facts, has an embedder or recalls from the user's sessions with ``recall_scope="user"``,
+    or a :class:`~.recursive.HybridMemory`) reserves a quarter of ``max_tokens`` for the
+    facts and turns recalled for the current question; any other memory reserves nothing.
 
     Example:
         >>> recall_share(2000, None, hybrid=True), recall_share(2000, None, hybrid=False)
