@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from os import PathLike
@@ -558,9 +559,8 @@ def _engine(
 
 
 def _llamaindex_names(message: str) -> str:
-    return message.replace("max_tokens=", "token_limit=").replace(
-        "raise max_tokens", "raise token_limit"
-    )
+    """``message`` with ``max_tokens`` written as LlamaIndex names it (``token_limit``)."""
+    return re.sub(r"\bmax_tokens\b", "token_limit", message)
 
 
 def _fields_of(memory: RecursiveMemory) -> dict[str, Any]:

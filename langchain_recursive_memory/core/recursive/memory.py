@@ -121,10 +121,8 @@ class RecursiveMemory(Engine):
             session that has one uses the recorded one.
         recall_scope: Where ``context(query)`` and ``recall`` take archived turns from by
             default: ``"session"`` (default: this conversation only; the user's facts are
-            recalled anyway) or ``"user"`` (every session of the user). ``"user"`` asks
-            for recall: unless ``recall_tokens`` (or ``config``) is given, a quarter of
-            ``max_tokens`` is reserved for it, as in :class:`HybridMemory` (lexical recall
-            needs no model, facts or embedder).
+            recalled anyway) or ``"user"`` (every session of the user; it reserves the
+            recall share by default, as :class:`HybridMemory` does).
         **config_fields: Fields of :class:`~..config.MemoryConfig`.
 
     Raises:
@@ -132,8 +130,7 @@ class RecursiveMemory(Engine):
         InvalidInputError: For an invalid session id or namespace.
     """
 
-    _recalls_by_default = False
-    """Whether the recall share is reserved by default (:class:`HybridMemory`: True)."""
+    _recalls_by_default = False  # the recall share by default (HybridMemory: True)
 
     def __init__(
         self,
