@@ -3,8 +3,11 @@
 A ``BaseRetriever`` over the memory's hybrid recall (BM25 and embeddings fused; turns in
 the current window excluded). Each ``Document`` carries the session id, the kind
 (``"fact"`` or ``"turn"``), the source turn ids, the time, the score and the rank in its
-metadata. Both retrievers return their documents best first (``metadata["rank"]`` 1 is
-the best; sort by ``metadata["timestamp"]`` to read them in time order).
+metadata. The session id is the one the memory came from: another session's for its turns
+and, for a user's fact, the session that said its current wording (``session_ids``: every
+session that stated it). Both retrievers return their documents best first
+(``metadata["rank"]`` 1 is the best; sort by ``metadata["timestamp"]`` to read them in
+time order).
 
 Example:
     >>> from langchain_core.messages import HumanMessage

@@ -56,6 +56,7 @@ from ..facts import Fact
 from ..models import TextModel
 from ..options import OPTIONS
 from ..retrieval.hits import RecallHit
+from ..retrieval.pool import USER
 from ..runtime.background import BackgroundFolds
 from ..runtime.effects import Steps, store_call
 from ..runtime.retry import RetryPolicy
@@ -120,13 +121,16 @@ class RecursiveMemory(Engine):
             session that has one uses the recorded one.
         recall_scope: Where ``context(query)`` and ``recall`` take archived turns from by
             default: ``"session"`` (default: this conversation only; the user's facts are
-            recalled anyway) or ``"user"`` (every session of the user).
+            recalled anyway) or ``"user"`` (every session of the user; it reserves the
+            recall share by default, as :class:`HybridMemory` does).
         **config_fields: Fields of :class:`~..config.MemoryConfig`.
 
     Raises:
         ConfigurationError: For invalid budgets or conflicting arguments.
         InvalidInputError: For an invalid session id or namespace.
     """
+
+    _recalls_by_default = False  # the recall share by default (HybridMemory: True)
 
     def __init__(
         self,
@@ -152,6 +156,9 @@ class RecursiveMemory(Engine):
         **config_fields: Any,
     ) -> None:
         _check_settings(shorten_attempts, fact_mode, fact_attempts, recall_scope)
+        if config is None:  # the one recall-default rule (config.recall_share)
+            recalls = self._recalls_by_default or recall_scope == USER
+            config_fields = _with_recall_share(config_fields, recalls=recalls)
         self.config = resolve_config(MemoryConfig, config, config_fields)
         counter = counter or TokenCounter(tokenizer_model)
         super().__init__(
@@ -243,6 +250,13 @@ class RecursiveMemory(Engine):
         base = self._build_context(state, reserve=reserve)
         if query is None or not query.strip() or self.config.recall_tokens == 0:
             return base
+        if self.recall_scope == USER and (yield from self.user.resolve_steps()) is None:
+            raise ConfigurationError.for_value(
+                "recall_scope",
+                self.recall_scope,
+                f"session {self.session_id!r} belongs to no user_id: give user_id (or "
+                "recall_scope='session')",
+            )
         exclude = {t.id for t in base.window if t.id is not None}
         hits = yield from self._recaller.recall_steps(
             query, k or CONTEXT_RECALL_K, KINDS, exclude, state, self.recall_scope, day
@@ -520,6 +534,20 @@ def _check_settings(
     OPTIONS.check("recall_scope", recall_scope)
 
 
+def _with_recall_share(fields: dict[str, Any], *, recalls: bool) -> dict[str, Any]:
+    """``fields`` with the recall share of :func:`~..config.recall_share` when ``recalls``.
+
+    A memory recalls by default when it is a :class:`HybridMemory` or recalls from the
+    user's sessions (``recall_scope="user"``: no model, facts or embedder needed, BM25
+    recalls the turns); an explicit ``recall_tokens`` wins.
+    """
+    if not recalls:
+        return fields
+    max_tokens = fields.get("max_tokens", DEFAULT_MAX_TOKENS)
+    share = recall_share(max_tokens, fields.get("recall_tokens"), hybrid=True)
+    return {**fields, "recall_tokens": share}
+
+
 def _is_prefix(stored: Sequence[Turn], turns: Sequence[Turn]) -> bool:
     """Whether ``stored`` begins ``turns`` (ignoring the ids and times the store gave)."""
 
@@ -557,6 +585,8 @@ class HybridMemory(RecursiveMemory):
         ['My locker code is 4471.']
     """
 
+    _recalls_by_default = True
+
     def __init__(
         self,
         session_id: str,
@@ -565,9 +595,4 @@ class HybridMemory(RecursiveMemory):
         extract_facts: bool = True,
         **kwargs: Any,
     ) -> None:
-        if kwargs.get("config") is None:
-            max_tokens = kwargs.get("max_tokens", DEFAULT_MAX_TOKENS)
-            kwargs["recall_tokens"] = recall_share(
-                max_tokens, kwargs.get("recall_tokens"), hybrid=True
-            )
         super().__init__(session_id, embedder=embedder, extract_facts=extract_facts, **kwargs)

@@ -20,8 +20,10 @@ recalled by default, read again whenever the user's facts change (its stamp). Ar
 turns come from this session only (``scope="session"``, the default: another
 conversation's words only when asked) or from every session of the user
 (``scope="user"``): the same ranking over the user's sessions as one pool
-(:func:`~..retrieval.pool.user_pool_steps`), windows never crossing a session; a hit from another
-session names it in ``metadata["session_id"]``.
+(:func:`~..retrieval.pool.user_pool_steps`), windows never crossing a session; a hit
+from another session names it in ``metadata["session_id"]``. A user's fact names the
+session that said its current wording there, and every session that stated it in
+``"session_ids"``.
 """
 
 from __future__ import annotations
@@ -362,8 +364,10 @@ def _fact_hit(
     fact: Fact, score: float, lex: int | None, dense: int | None, user: str | None
 ) -> RecallHit:
     metadata: dict[str, Any] = {"subject": fact.subject, "stated_time": fact.time}
-    if fact.origins:
-        metadata.update(user_id=user, session_ids=list(fact.session_ids))
+    if fact.origins:  # a user's fact: the session of its wording, and all that stated it
+        metadata.update(
+            user_id=user, session_id=fact.origins[-1].session_id, session_ids=list(fact.session_ids)
+        )
     return RecallHit(
         id=fact.key,
         kind="fact",
