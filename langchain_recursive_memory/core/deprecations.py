@@ -71,9 +71,10 @@ MOVED: Mapping[str, Mapping[str, str]] = {
         **_to(_CORE, "Context", "FoldResult", "HybridMemory", "RecursiveMemory"),
         **_to(f"{_CORE}.recursive.summarize", "FACT_MODES", "KNOWN_FACTS_IN_PROMPT"),
     },
-    f"{_CORE}.ranking": _to(
-        f"{_CORE}.retrieval.ranking", "RankedTurn", "RankerParams", "TurnRanker", "window_texts"
-    ),
+    f"{_CORE}.ranking": {
+        **_to(f"{_CORE}.retrieval.ranking", "RankedTurn", "RankerParams", "window_texts"),
+        "TurnRanker": f"{_CORE}.legacy:TurnRanker",
+    },
     f"{_CORE}.recall": {
         **_to(f"{_CORE}.retrieval.lexical", "LexicalIndex", "tokenize", "word_stems"),
         **_to(f"{_CORE}.legacy", "RRF_K", "rrf"),
@@ -154,6 +155,10 @@ _INSTEAD = {
     f"{_CORE}.legacy:RRF_K": f"{_NO_LONGER_USED} (recall ranks with {_CORE}.retrieval.ranking)",
     f"{_CORE}.legacy:rrf": f"{_NO_LONGER_USED} (recall ranks with {_CORE}.retrieval.ranking)",
     f"{_CORE}.legacy:select_suffix": f"{_NO_LONGER_USED} (see {_CORE}.recursive.window)",
+    f"{_CORE}.legacy:TurnRanker": (
+        f"{_CORE}.retrieval.ranking.TurnRanker(turns, params), passing the question's window "
+        "similarities to scores(question, dense)"
+    ),
     f"{_CORE}.legacy:segment_events": (
         f"{_CORE}.higmem.heuristic.segment_events (its first parameter is now nodes)"
     ),

@@ -1,11 +1,13 @@
 """0.1.0 helpers that 0.2.0 no longer uses, kept as they were until 0.3.0.
 
 Reached through their 0.1.0 import paths (``core.recall.rrf``, ``core.window.
-select_suffix``, ``core.events.segment_events``), which warn (see
-:mod:`.deprecations`); import nothing from here directly. Recall no longer fuses rankings
-(the multi-scale ranking of :mod:`.retrieval.ranking` scores every signal at once), the
-window is planned by :mod:`.recursive.window`, and HiGMem's no-LLM events are built by
-:func:`.higmem.heuristic.segment_events`, whose first parameter is now ``nodes``.
+select_suffix``, ``core.events.segment_events``, ``core.ranking.TurnRanker``), which warn
+(see :mod:`.deprecations`); import nothing from here directly. Recall no longer fuses
+rankings (the multi-scale ranking of :mod:`.retrieval.ranking` scores every signal at
+once), the window is planned by :mod:`.recursive.window`, HiGMem's no-LLM events are
+built by :func:`.higmem.heuristic.segment_events`, whose first parameter is now
+``nodes``, and the ranker no longer holds window vectors: the question's similarities
+come with each call.
 
 Example:
     >>> from langchain_recursive_memory.core.legacy import rrf
@@ -15,14 +17,19 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
+
+import numpy as np
 
 from .events import Event, TurnNode
 from .higmem.config import HEURISTIC_KEYWORDS
 from .higmem.heuristic import segment_events as _segment_events
+from .retrieval.ranking import RankedTurn, RankerParams
+from .retrieval.ranking import TurnRanker as _TurnRanker
 
-__all__ = ["RRF_K", "rrf", "segment_events", "select_suffix"]
+__all__ = ["RRF_K", "TurnRanker", "rrf", "segment_events", "select_suffix"]
 
 T = TypeVar("T")
 
@@ -97,3 +104,70 @@ def segment_events(
         []
     """
     return _segment_events(notes, texts, keywords=keywords)
+
+
+Dense = Mapping[int, np.ndarray]
+
+
+class TurnRanker(_TurnRanker):
+    """0.1.0's ``TurnRanker(turns, vectors, params)``, holding the windows' vectors.
+
+    :meth:`scores` and :meth:`top` take the question's embedding, as in 0.1.0, and pass
+    its cosine similarity with each window to the 0.2.0 ranker (they also take 0.2.0's
+    per-radius similarities).
+
+    Args:
+        turns: The session's turns, oldest first.
+        vectors: For each radius of ``params.dense_radii``, an ``(n, d)`` array of the
+            L2-normalised embeddings of the windows at that radius; None for a lexical
+            ranking.
+        params: The weights.
+
+    Example:
+        >>> from langchain_recursive_memory.core.retrieval.ranking import RankedTurn
+        >>> turns = [RankedTurn("t1", "Ada", "I moved to Lisbon."), RankedTurn("t2", "Bo", "Hi")]
+        >>> ranker = TurnRanker(turns, {1: np.eye(2)}, RankerParams(dense_radii=(1,)))
+        >>> ranker.top("Lisbon", [1.0, 0.0], k=1)
+        ['t1']
+    """
+
+    params: RankerParams
+    vectors: Dense | None
+
+    def __init__(
+        self,
+        turns: Sequence[RankedTurn],
+        vectors: Dense | None = None,
+        params: RankerParams | None = None,
+    ) -> None:
+        super().__init__(turns, params)
+        if vectors is not None:
+            for radius in self.params.dense_radii:
+                shape = np.asarray(vectors[radius]).shape
+                if shape[0] != len(turns):
+                    raise ValueError(f"radius {radius}: {shape[0]} vectors, {len(turns)} turns")
+        self.vectors = vectors
+
+    def _dense(self, query: Sequence[float] | Dense | None) -> Dense | None:
+        """The question's similarity with each window, from its embedding (or as given)."""
+        if query is None or isinstance(query, Mapping):
+            return query
+        if self.vectors is None:
+            return None
+        q = np.asarray(query, np.float32)
+        q = q / (np.linalg.norm(q) or 1.0)
+        return {r: np.asarray(self.vectors[r], np.float32) @ q for r in self.params.dense_radii}
+
+    def scores(
+        self,
+        question: str,
+        query_vector: Sequence[float] | Dense | None = None,
+        *,
+        now: dt.date | None = None,
+    ) -> np.ndarray:
+        """Return one score per turn (higher is better), given the question's embedding."""
+        return super().scores(question, self._dense(query_vector), now=now)
+
+    def top(self, question: str, query_vector: Sequence[float] | Dense | None, k: int) -> list[str]:
+        """Return the ids of the ``k`` best turns, best first (ties: older first)."""
+        return super().top(question, self._dense(query_vector), k)
