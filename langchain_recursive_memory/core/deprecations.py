@@ -36,6 +36,9 @@ DEPRECATED_SINCE = "0.2.0"
 #: the release that removes them
 REMOVED_IN = "0.3.0"
 
+#: ``stacklevel`` of a warning given for a module ``__getattr__``: the importing line
+GETATTR_CALLER = 4
+
 _LRM = "langchain_recursive_memory"
 _CORE = f"{_LRM}.core"
 
@@ -201,5 +204,5 @@ def moved_attribute(module: str, name: str) -> Any:
     new_module, _, new_name = target.partition(":")
     value = getattr(importlib.import_module(new_module), new_name)
     if sys._getframe(2).f_code.co_name != "_handle_fromlist":
-        warn_deprecated(f"{module}.{name}", _instead(target), stacklevel=4)
+        warn_deprecated(f"{module}.{name}", _instead(target), stacklevel=GETATTR_CALLER)
     return value

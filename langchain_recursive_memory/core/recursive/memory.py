@@ -50,7 +50,6 @@ from os import PathLike
 from typing import Any
 
 from ..config import DEFAULT_MAX_TOKENS, MemoryConfig, recall_share
-from ..deprecations import warn_deprecated
 from ..engine import Engine, resolve_config
 from ..errors import ConfigurationError
 from ..facts import Fact
@@ -67,6 +66,7 @@ from ..usage import UsageRecord
 from ..validation import check_count, check_optional_text, check_tokens, check_when
 from .archive import ArchiveIndex
 from .context import Context, ContextBuilder
+from .deprecated import DeprecatedNames
 from .derived import DerivedWriter
 from .fold import FoldResult, FoldRunner
 from .rebuild import Rebuilder
@@ -81,7 +81,7 @@ CONTEXT_RECALL_K = 12
 """Memories considered for the recall share of ``context(query)`` by default."""
 
 
-class RecursiveMemory(Engine):
+class RecursiveMemory(DeprecatedNames, Engine):
     """Recursive summary memory of one session, on a Chroma store.
 
     Args:
@@ -204,22 +204,6 @@ class RecursiveMemory(Engine):
         }
 
     @property
-    def shorten_attempts(self) -> int:
-        """Deprecated since 0.2.0 (gone in 0.3.0): the ``shorten_attempts`` given (read-only)."""
-        return self._deprecated_attempts("shorten_attempts")
-
-    @property
-    def fact_attempts(self) -> int:
-        """Deprecated since 0.2.0 (gone in 0.3.0): the ``fact_attempts`` given (read-only)."""
-        return self._deprecated_attempts("fact_attempts")
-
-    def _deprecated_attempts(self, name: str) -> int:
-        warn_deprecated(
-            f"{type(self).__name__}.{name}", f"the {name}= argument you passed", stacklevel=4
-        )
-        return self._attempts[name]
-
-    @property
     def last_fold_error(self) -> Exception | None:
         """The error of the last failed fold, or None if the last fold succeeded."""
         return self._fold_runner.health.last_error
@@ -233,16 +217,6 @@ class RecursiveMemory(Engine):
         left free for what the caller adds itself.
         """
         return self.context_builder.build(state, hits, reserve=reserve)
-
-    def build_context(self, state: SessionState, hits: Sequence[RecallHit] = ()) -> Context:
-        """Deprecated since 0.2.0 (gone in 0.3.0): use :meth:`context` (this was internal).
-
-        Returns the context of a loaded state (``store.records.load(...)``) and hits.
-        """
-        warn_deprecated(
-            f"{type(self).__name__}.build_context()", f"{type(self).__name__}.context()"
-        )
-        return self._build_context(state, hits)
 
     # -- steps ------------------------------------------------------------------------------
 
@@ -518,18 +492,6 @@ class RecursiveMemory(Engine):
     async def aget_summary(self) -> Summary | None:
         """Async twin of :meth:`get_summary`."""
         return await self.runner.arun(self._summary_steps())
-
-    def summary(self) -> Summary | None:
-        """Deprecated since 0.2.0 (gone in 0.3.0): use :meth:`get_summary`."""
-        warn_deprecated(f"{type(self).__name__}.summary()", f"{type(self).__name__}.get_summary()")
-        return self.get_summary()
-
-    async def asummary(self) -> Summary | None:
-        """Deprecated since 0.2.0 (gone in 0.3.0): use :meth:`aget_summary`."""
-        warn_deprecated(
-            f"{type(self).__name__}.asummary()", f"{type(self).__name__}.aget_summary()"
-        )
-        return await self.aget_summary()
 
     def _summary_steps(self) -> Steps[Summary | None]:
         return (
