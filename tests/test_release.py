@@ -36,6 +36,6 @@ def test_ci_checks_the_built_package_before_the_tests():
     tests = max(i for i, line in enumerate(ci) if "-m pytest" in line)
     assert check < tests == len(ci) - 1  # and .ci/run still ends with the README's command
     text = script.read_text()
-    for step in ("-m build", "twine check --strict", "py.typed", "[all]", "lrm\" demo"):
+    for step in ("-m build", "twine check --strict", "py.typed", "[all]", 'lrm" demo'):
         assert step in text, step
     assert "HF_HUB_OFFLINE=1" in text and "env -i" in text  # offline, no PYTHONPATH
