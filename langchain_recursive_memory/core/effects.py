@@ -8,8 +8,8 @@ Example:
     >>> import warnings
     >>> from langchain_recursive_memory.core import effects
     >>> with warnings.catch_warnings(record=True):
-    ...     effects.Steps.__name__
-    'Steps'
+    ...     effects.EffectRunner.__name__  # now the Runner
+    'Runner'
 """
 
 # ruff: noqa: F822 (the names of __all__ are resolved by __getattr__)
