@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from os import PathLike
 from typing import Any
 
+from ..deprecations import warn_deprecated
 from ..engine import Engine, resolve_config
 from ..events import Event, TurnNode
 from ..models import TextModel
@@ -234,7 +235,8 @@ class HiGMem(Engine):
         return await self.runner.arun(self._turn_nodes_steps())
 
     def notes(self) -> list[TurnNode]:
-        """Deprecated name of :meth:`turn_nodes`."""
+        """Deprecated since 0.2.0 (gone in 0.3.0): use :meth:`turn_nodes`."""
+        warn_deprecated("HiGMem.notes()", "HiGMem.turn_nodes()")
         return self.turn_nodes()
 
     async def anotes(self) -> list[TurnNode]:

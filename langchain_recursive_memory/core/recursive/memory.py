@@ -67,6 +67,7 @@ from ..usage import UsageRecord
 from ..validation import check_count, check_optional_text, check_tokens, check_when
 from .archive import ArchiveIndex
 from .context import Context, ContextBuilder
+from .deprecated import DeprecatedNames
 from .derived import DerivedWriter
 from .fold import FoldResult, FoldRunner
 from .rebuild import Rebuilder
@@ -81,7 +82,7 @@ CONTEXT_RECALL_K = 12
 """Memories considered for the recall share of ``context(query)`` by default."""
 
 
-class RecursiveMemory(Engine):
+class RecursiveMemory(DeprecatedNames, Engine):
     """Recursive summary memory of one session, on a Chroma store.
 
     Args:
@@ -171,6 +172,7 @@ class RecursiveMemory(Engine):
         self._background = BackgroundFolds()
         self.context_builder = ContextBuilder(self.config, self.counter)
         facts = FactSettings(extract_facts, fact_mode, fact_attempts)
+        self._attempts = {"shorten_attempts": shorten_attempts, "fact_attempts": fact_attempts}
         session, models, user = self.session, self.models, self.user
         summarizer = Summarizer(session, self.config, self.counter, models, facts, shorten_attempts)
         archive = ArchiveIndex(session)
@@ -504,14 +506,6 @@ class RecursiveMemory(Engine):
     async def aget_summary(self) -> Summary | None:
         """Async twin of :meth:`get_summary`."""
         return await self.runner.arun(self._summary_steps())
-
-    def summary(self) -> Summary | None:
-        """The same as :meth:`get_summary` (its older name)."""
-        return self.get_summary()
-
-    async def asummary(self) -> Summary | None:
-        """The same as :meth:`aget_summary` (its older name)."""
-        return await self.aget_summary()
 
     def _summary_steps(self) -> Steps[Summary | None]:
         return (
