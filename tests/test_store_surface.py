@@ -29,6 +29,7 @@ from langchain_recursive_memory.core.storage.repositories import Repositories
 from langchain_recursive_memory.core.storage.repository import Repository
 from langchain_recursive_memory.core.storage.users import UserDirectory
 from langchain_recursive_memory.core.storage.vectors import VectorSpaces
+from langchain_recursive_memory.core.store_compat import DEPRECATED_METHODS
 
 FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
 
@@ -89,7 +90,12 @@ ENGINE_ONLY_SAMPLE = {
 
 
 def _public(cls: type) -> set[str]:
-    return {name for name in dir(cls) if not name.startswith("_")}
+    """The public names of ``cls``, but 0.1.0's deprecated store methods (until 0.3.0)."""
+    return {
+        name
+        for name in dir(cls)
+        if not name.startswith("_") and not (cls is MemoryStore and name in DEPRECATED_METHODS)
+    }
 
 
 def test_the_user_surface_is_pinned():

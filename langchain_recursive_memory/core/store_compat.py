@@ -31,7 +31,7 @@ from .facts import Fact
 from .storage import SessionState, VectorRecord
 from .storage.keys import SessionOwner, event_record_id, owned_fact_record_id, validate_session
 
-__all__ = ["FORWARDED", "add_store_aliases"]
+__all__ = ["DEPRECATED_METHODS", "FORWARDED", "add_store_aliases"]
 
 #: old ``MemoryStore`` method -> the ``MemoryStore.records`` method that does the same
 FORWARDED = {
@@ -170,6 +170,10 @@ _OWN = (
     record_ids,
     delete_events,
 )
+
+
+DEPRECATED_METHODS = tuple(sorted({*FORWARDED, *(fn.__name__ for fn in _OWN)}))
+"""The 0.1.0 ``MemoryStore`` methods :func:`add_store_aliases` puts back (deprecated)."""
 
 
 def add_store_aliases(cls: type) -> None:

@@ -59,6 +59,7 @@ from ..storage import StoredTurn
 from ..validation import check_count, check_text, check_when
 from .affiliation import nearest_events_steps
 from .config import HiGMemConfig, RetrievedTurn
+from .heuristic import segment_event_id
 from .indexer import Indexer
 from .state import SessionIndex, sync_steps
 
@@ -188,18 +189,31 @@ class Retriever:
         for rank, i in enumerate(sorted(chosen, key=lambda i: (-float(scores[i]), i)), start=1):
             item, session = pool.turn(i), pool.session_of(i)
             mine = session == own
-            node = state.nodes.get(item.id) if mine else None
             retrieved = RetrievedTurn(
                 turn=item.turn,
                 speaker=item.turn.speaker,
                 score=float(scores[i]),
-                event_ids=node.event_ids if node is not None else (),
+                event_ids=self._event_ids(state, item.id) if mine else (),
                 found_by=found.get(item.id, ("ranking",)) if mine else ("ranking",),
                 session_id=None if mine else session,
                 rank=rank,
             )
             out.append(retrieved)
         return out
+
+    def _event_ids(self, state: SessionIndex, turn_id: str) -> tuple[str, ...]:
+        """A turn's events: its node's, or the one its node will name.
+
+        Without an LLM, a turn waiting for its batch belongs to its segment's event, so
+        nothing a retrieval returns depends on when the batch is written.
+        """
+        node = state.nodes.get(turn_id)
+        if node is not None:
+            return node.event_ids
+        position = state.index.position(turn_id)
+        if self.models.model is not None or position is None:
+            return ()
+        return (segment_event_id(state.index.segments[position]),)
 
     # -- the ranking ------------------------------------------------------------------------
 
