@@ -318,6 +318,8 @@ class StoreCaches:
         hints: Each session's summary hint as last read.
         clocks: The highest order key each session has shown this process.
         collections: The chromadb collections opened, by name.
+        migrated: Whether this process has brought the database up to this release
+            (:mod:`.storage.migrations`, once).
         user_locks: Locks that serialise the merges of users' facts in this process
             (striped by user: two users may share one, it only waits).
         clock_lock: Serialises the order keys this process gives new turns.
@@ -340,6 +342,7 @@ class StoreCaches:
         self.hints: SessionCache[int] = SessionCache("summary hints", max_entries=limits.small)
         self.clocks: SessionCache[int] = SessionCache("session clocks", max_entries=limits.small)
         self.collections: dict[str, Any] = {}
+        self.migrated = False
         self.user_locks = [threading.Lock() for _ in range(USER_LOCKS)]
         self.clock_lock = threading.Lock()
         self.last_seq = 0

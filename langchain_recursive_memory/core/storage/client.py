@@ -321,6 +321,10 @@ class StoreClient:
         self._opened[name] = col
         return col
 
+    def forget_collection(self, name: str) -> None:
+        """Forget an opened collection (it was renamed or deleted)."""
+        self._opened.pop(name, None)
+
     def collection_names(self) -> list[str]:
         """Return the names of every collection of the database."""
         items = self.call("list collections", lambda: self.client.list_collections())

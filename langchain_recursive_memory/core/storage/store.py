@@ -22,6 +22,7 @@ from ..usage import Usage
 from . import client as chroma_client
 from .client import StoreClient
 from .keys import validate_prefix
+from .migrations import Migration, migrate_collections
 from .records import SessionInfo, StoredTurn, Summary, UserInfo
 from .session_records import SessionRecords
 
@@ -103,6 +104,9 @@ class MemoryStore:
         else:
             self.caches = StoreCaches.shared(self.identity, prefix, cache)
         chroma = StoreClient(client, retry, self.caches.collections)
+        if not self.caches.migrated:  # a store of an earlier release: once per process
+            self.caches.migrated = True
+            migrate_collections(chroma, prefix)
         self.records = SessionRecords(chroma, prefix, self.caches)
 
     @property
@@ -161,6 +165,17 @@ class MemoryStore:
         client = chroma_client.http_client(host, port, ssl=ssl, headers=headers, timeout=timeout)
         kwargs.setdefault("http_timeout", timeout)
         return cls(client, **kwargs)
+
+    def migrate(self, *, dry_run: bool = False) -> Migration:
+        """Bring a store written by an earlier release up to this one (``lrm migrate``).
+
+        Runs by itself the first time a process opens the store; see
+        :mod:`.migrations` for what it does.
+
+        Args:
+            dry_run: Only report what would be done.
+        """
+        return migrate_collections(self.records.repos.client, self.prefix, dry_run=dry_run)
 
     # -- sessions ------------------------------------------------------------------------
 
