@@ -229,7 +229,7 @@ def bench_recall(tmp: Path, sessions: int, per_session: int, repeat: int) -> dic
             assert all(h.kind == "turn" for h in hits)
     # Filtered search quality: Chroma's per-session kNN against exact search.
     # The store's vector repository (a benchmark looks inside).
-    vectors = store.records.repos.vector_spaces
+    vectors = store.parts.repos.vector_spaces
     space = vectors.spaces()[0]
     recalls: list[float] = []
     knn: list[float] = []
@@ -284,7 +284,7 @@ def bench_session_recall(tmp: Path, turns: int, repeat: int) -> dict[str, float]
         warm.append(time.perf_counter() - t0)
         vector = embedder.embed_query(query)
         t0 = time.perf_counter()
-        store.records.repos.vector_spaces.nearest(
+        store.parts.repos.vector_spaces.nearest(
             space, SessionOwner.of("default", "conversation"), vector, 8, [window_kind(1)]
         )
         knn.append(time.perf_counter() - t0)

@@ -11,7 +11,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from langchain_recursive_memory.core import MemoryStore, RetryPolicy
 from langchain_recursive_memory.core.facts import Fact
-from langchain_recursive_memory.core.storage.keys import SessionOwner, owned_fact_record_id
+from langchain_recursive_memory.core.storage.keys import (
+    SessionOwner,
+    kinds_filter,
+    owned_fact_record_id,
+)
 from langchain_recursive_memory.core.storage.records import VectorRecord
 from langchain_recursive_memory.core.storage.server import LocalChromaServer
 
@@ -80,6 +84,12 @@ def stored_vectors(
     store: MemoryStore, space: str, namespace: str, session_id: str, kinds: Sequence[str]
 ) -> list[VectorRecord]:
     """The session's vector records of ``kinds`` as stored (a test's look into the store)."""
-    return store.records.repos.vector_spaces.of_kinds(
-        space, SessionOwner.of(namespace, session_id), kinds
-    )
+    owner = SessionOwner.of(namespace, session_id)
+    collection = store.parts.repos.vector_spaces.collection(space)
+    got = collection.get(where=kinds_filter(owner.key, kinds), include=["embeddings", "metadatas"])
+    embeddings = [] if got["embeddings"] is None else list(got["embeddings"])
+    return [
+        VectorRecord(rid, str(meta["kind"]), str(meta["ref"]), vector, str(meta.get("h", "")))
+        for rid, meta, vector in zip(got["ids"], got["metadatas"], embeddings, strict=True)
+        if owner.owns(meta)
+    ]

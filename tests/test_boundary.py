@@ -147,8 +147,8 @@ def _entry_points(w: World) -> dict[str, Callable[[Any], Any]]:
         # in a namespace of its own: a valid junk value (1.5 s) really expires sessions
         "store.expire(older_than)": lambda v: store.expire(v, namespace="expire-junk"),
         "store.expire(namespace)": lambda v: store.expire(1e9, namespace=v),
-        "store.records.append": lambda v: store.records.append(
-            "default", "s", v, [1], "o200k_base"
+        "session.turns.append": lambda v: store.session("default", "s").turns.append(
+            v, [1], "o200k_base"
         ),
         # LangChain
         "history(session_id)": lambda v: RecursiveSummaryChatMessageHistory(v, store=store),

@@ -62,9 +62,12 @@ def test_ten_thousand_sessions_keep_every_cache_within_its_limits() -> None:
         key = session_cache_key("default", f"user-{n}")
         caches.facts.get_or_create(key, recall._SessionRecall)
         caches.sessions.get_or_create((*key, "higmem"), object)
-        dense.remember_vectors(
-            store, "space", ("default", f"user-{n}"), [(f"t{i}", "h", vector) for i in range(100)]
-        )  # 100 vectors a session: ~150 KiB
+        dense._remember(  # what a read of 100 vectors keeps: ~150 KiB a session
+            store,
+            (*key, "vectors", "space"),
+            dense._SessionVectors(),
+            [(f"t{i}", "h", vector) for i in range(100)],
+        )
     assert len(caches.facts) == SESSION_CACHE_ENTRIES
     assert len(caches.sessions) <= caches.sessions.max_entries
     assert caches.sessions.nbytes <= caches.limits.nbytes  # 10,000 x 150 KiB did not fit
@@ -100,7 +103,9 @@ def test_two_higmem_objects_of_one_session_never_index_at_once(store: MemoryStor
     first = HiGMem("shared", store=store, model=model, retry=FAST_RETRY)
     second = HiGMem("shared", store=store, model=model, retry=FAST_RETRY)
     turns = [Turn(role="user", text=f"line {i}") for i in range(4)]
-    store.records.append("default", "shared", turns, [5] * 4, "o200k_base")  # logged, not indexed
+    store.session("default", "shared").turns.append(
+        turns, [5] * 4, "o200k_base"
+    )  # logged, not indexed
     worker = threading.Thread(target=first.flush)
     worker.start()
     assert entered.wait(5)

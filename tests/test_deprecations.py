@@ -131,25 +131,25 @@ DEPRECATED = {
 #: 0.1.0 methods and attributes that warn when used: class -> {member: replacement}
 DEPRECATED_MEMBERS = {
     "MemoryStore": {
-        "add_usage": "MemoryStore.records.add_usage()",
-        "add_vectors": "MemoryStore.records.add_vectors()",
-        "append": "MemoryStore.records.append()",
-        "commit_summary": "MemoryStore.records.commit_summary()",
-        "delete_events": "MemoryStore.records.repos.event_nodes.delete_ids()",
+        "add_usage": "store.session(ns, sid).add_usage()",
+        "add_vectors": "store.session(ns, sid).vectors.put()",
+        "append": "store.session(ns, sid).turns.append()",
+        "commit_summary": "store.session(ns, sid).summaries.commit()",
+        "delete_events": "store.session(ns, sid).nodes.drop()",
         "fact_record_id": "langchain_recursive_memory.core.storage.keys.owned_fact_record_id()",
-        "get_events": "MemoryStore.records.get_events()",
-        "get_facts": "MemoryStore.records.get_facts()",
-        "get_notes": "MemoryStore.records.get_turn_nodes()",
-        "get_turns": "MemoryStore.records.get_turns()",
-        "get_vectors": "MemoryStore.records.repos.vector_spaces.of_kinds()",
-        "load": "MemoryStore.records.load()",
-        "put_events": "MemoryStore.records.put_events()",
-        "put_notes": "MemoryStore.records.put_turn_nodes()",
-        "query_vectors": "MemoryStore.records.repos.vector_spaces.nearest()",
-        "record_ids": "MemoryStore.records.repos.turn_log.record_ids()",
-        "state_from_turns": "MemoryStore.records.load()",
-        "upsert_facts": "MemoryStore.records.upsert_facts()",
-        "vector_ids": "MemoryStore.records.vector_ids()",
+        "get_events": "store.session(ns, sid).nodes.events()",
+        "get_facts": "store.session(ns, sid).facts.get()",
+        "get_notes": "store.session(ns, sid).nodes.turn_nodes()",
+        "get_turns": "store.session(ns, sid).turns.by_ids()",
+        "get_vectors": "reading the vector collection with chromadb",
+        "load": "store.session(ns, sid).summaries.load()",
+        "put_events": "store.session(ns, sid).nodes.put_events()",
+        "put_notes": "store.session(ns, sid).nodes.put_turn_nodes()",
+        "query_vectors": "querying the vector collection with chromadb",
+        "record_ids": "reading the collection with chromadb",
+        "state_from_turns": "store.session(ns, sid).summaries.load()",
+        "upsert_facts": "store.session(ns, sid).facts.upsert()",
+        "vector_ids": "store.session(ns, sid).vectors.existing()",
     },
     "RecursiveMemory": {
         "summary": "RecursiveMemory.get_summary()",
@@ -336,24 +336,24 @@ def _warns(member: str, replacement: str) -> Any:
 
 def test_memory_store_0_1_0_methods_still_work(store):
     turns = [Turn(role="user", text="Ada likes pears.", id="t1")]
-    with _warns("MemoryStore.append()", "MemoryStore.records.append()"):
+    with _warns("MemoryStore.append()", "store.session(ns, sid).turns.append()"):
         stored = store.append("default", "old", turns, [6], "o200k_base")
     assert [s.turn.id for s in stored] == ["t1"]
-    with _warns("MemoryStore.get_turns()", "MemoryStore.records.get_turns()"):
+    with _warns("MemoryStore.get_turns()", "store.session(ns, sid).turns.by_ids()"):
         assert [s.turn.text for s in store.get_turns("default", "old", ["t1"])] == [
             "Ada likes pears."
         ]
-    with _warns("MemoryStore.load()", "MemoryStore.records.load()"):
+    with _warns("MemoryStore.load()", "store.session(ns, sid).summaries.load()"):
         state = store.load("default", "old")
     assert [s.turn.id for s in state.turns] == ["t1"]
-    with _warns("MemoryStore.state_from_turns()", "MemoryStore.records.load()"):
+    with _warns("MemoryStore.state_from_turns()", "store.session(ns, sid).summaries.load()"):
         assert store.state_from_turns("default", "old", stored) == state
-    with _warns("MemoryStore.record_ids()", "MemoryStore.records.repos.turn_log.record_ids()"):
+    with _warns("MemoryStore.record_ids()", "reading the collection with chromadb"):
         assert len(store.record_ids("turns", "default", "old")) == 1
     fact = Fact(key="ada likes", text="Ada likes pears.")
-    with _warns("MemoryStore.upsert_facts()", "MemoryStore.records.upsert_facts()"):
+    with _warns("MemoryStore.upsert_facts()", "store.session(ns, sid).facts.upsert()"):
         store.upsert_facts("default", "old", [fact])
-    with _warns("MemoryStore.get_facts()", "MemoryStore.records.get_facts()"):
+    with _warns("MemoryStore.get_facts()", "store.session(ns, sid).facts.get()"):
         assert [f.text for f in store.get_facts("default", "old")] == ["Ada likes pears."]
     with _warns(
         "MemoryStore.fact_record_id()",
@@ -363,11 +363,11 @@ def test_memory_store_0_1_0_methods_still_work(store):
     node = TurnNode(
         turn_id="t1", speaker="user", timestamp=1.7e9, segment="s0", keywords=("pears",)
     )
-    with _warns("MemoryStore.put_notes()", "MemoryStore.records.put_turn_nodes()"):
+    with _warns("MemoryStore.put_notes()", "store.session(ns, sid).nodes.put_turn_nodes()"):
         store.put_notes("default", "old", [node])
-    with _warns("MemoryStore.get_notes()", "MemoryStore.records.get_turn_nodes()"):
+    with _warns("MemoryStore.get_notes()", "store.session(ns, sid).nodes.turn_nodes()"):
         assert [n.turn_id for n in store.get_notes("default", "old")] == ["t1"]
-    with _warns("MemoryStore.get_vectors()", "MemoryStore.records.repos.vector_spaces.of_kinds()"):
+    with _warns("MemoryStore.get_vectors()", "reading the vector collection with chromadb"):
         assert store.get_vectors("test-space", "default", "old", ["turn"]) == []
 
 
@@ -378,7 +378,7 @@ def test_engine_0_1_0_methods_still_work(store):
     with _warns("RecursiveMemory.summary()", "RecursiveMemory.get_summary()"):
         assert memory.summary() == memory.get_summary() is not None
     with _warns("RecursiveMemory.build_context()", "RecursiveMemory.context()"):
-        built = memory.build_context(store.records.load("default", "old-engine"))
+        built = memory.build_context(store.session("default", "old-engine").summaries.load())
     assert built == memory.context()
     with _warns("RecursiveMemory.shorten_attempts", "the shorten_attempts= argument you passed"):
         assert memory.shorten_attempts == 3

@@ -126,7 +126,7 @@ def test_a_higmem_user_scope_reads_a_folded_hybrid_session_of_the_user_whole(sto
 def counting(store: MemoryStore) -> Counter[str]:
     """Count the records the store's Chroma calls return, by what they do (from now on)."""
     seen: Counter[str] = Counter()
-    original = store.records.repos.client.call
+    original = store.parts.repos.client.call
 
     def call(what: str, fn: Callable[[], Any]) -> Any:
         got = original(what, fn)
@@ -136,7 +136,7 @@ def counting(store: MemoryStore) -> Counter[str]:
         seen["calls"] += 1
         return got
 
-    store.records.repos.client.call = call  # type: ignore[method-assign]
+    store.parts.repos.client.call = call  # type: ignore[method-assign]
     return seen
 
 

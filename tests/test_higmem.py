@@ -306,4 +306,4 @@ async def test_events_and_notes_have_async_twins_through_the_runner(store):
     assert await memory.aevents() == memory.events() != []
     assert await memory.aturn_nodes() == memory.turn_nodes() != []
     assert runs == ["_events_steps", "_turn_nodes_steps"]
-    assert await memory.anotes() == memory.notes() == memory.turn_nodes()  # deprecated names
+    assert await memory.aturn_nodes() == memory.turn_nodes()

@@ -145,9 +145,15 @@ def test_errors_leave_stored_data_intact(store):
 
 
 def _everything(store: MemoryStore, sid: str) -> dict[str, int]:
-    """Count a session's records in every collection, reading Chroma directly."""
+    """Count a session's records in every collection of the store, reading Chroma directly.
+
+    Only the store's own prefix: the in-memory client is shared by the whole process, and
+    another test's store may hold a session of the same id.
+    """
     counts = {}
     for col in store.client.list_collections():
+        if not col.name.startswith(f"{store.prefix}_"):
+            continue
         got = store.client.get_collection(col.name).get(where={"sid": sid}, include=[])
         counts[col.name] = len(got["ids"])
     return counts

@@ -47,13 +47,13 @@ def exchange(i: int) -> list[Turn]:
 def counting(store: MemoryStore) -> Counter[str]:
     """Count the store's Chroma calls by what they do (from now on)."""
     calls: Counter[str] = Counter()
-    original = store.records.repos.client.call
+    original = store.parts.repos.client.call
 
     def call(what: str, fn: Callable[[], Any]) -> Any:
         calls[what] += 1
         return original(what, fn)
 
-    store.records.repos.client.call = call  # type: ignore[method-assign]
+    store.parts.repos.client.call = call  # type: ignore[method-assign]
     return calls
 
 

@@ -65,7 +65,7 @@ def test_fold_keeps_recent_messages_and_records_provenance(store, fast_retry):
         memory.add(chat(i), fold=False)
     result = memory.fold()
     assert result.versions >= 1 and result.folded > 0
-    state = store.records.load("default", "s1")
+    state = store.session("default", "s1").summaries.load()
     assert state.summary is not None
     kept_tokens = sum(t.tokens for t in state.turns)
     assert kept_tokens <= 200
@@ -86,7 +86,7 @@ def test_message_count_trigger(store, fast_retry):
         assert len(memory.context().window) <= 10
     assert memory.get_summary() is not None
     # keep_messages defaults to half of max_messages.
-    assert len(store.records.load("default", "s1").turns) <= 10
+    assert len(store.session("default", "s1").summaries.load().turns) <= 10
 
 
 def test_tool_call_pairs_are_never_split(store, fast_retry):
@@ -113,7 +113,7 @@ def test_tool_call_pairs_are_never_split(store, fast_retry):
                 assert answered == {c.id for c in turn.tool_calls}
     # Every fold step folded whole units.
     for summary in store.summaries("default", "s1"):
-        folded = store.records.get_turns("default", "s1", summary.turn_ids)
+        folded = store.session("default", "s1").turns.by_ids(summary.turn_ids)
         assert folded[0].turn.role != "tool"
         calls = {c.id for t in folded for c in t.turn.tool_calls}
         results = {t.turn.tool_call_id for t in folded if t.turn.role == "tool"}
@@ -141,7 +141,7 @@ def test_llm_failure_loses_nothing_and_is_retried_on_a_later_add(store, fast_ret
     summary = memory.get_summary()
     assert summary is not None and summary.method == "llm"
     assert memory.last_fold_error is None
-    state = store.records.load("default", "s1")
+    state = store.session("default", "s1").summaries.load()
     folded_ids = {t.id for t in memory.turns() if t.folded_in}
     assert len(folded_ids) + len(state.turns) == 62
     assert memory.context().hidden == 0
@@ -225,7 +225,7 @@ def test_no_llm_uses_the_extractive_summarizer(store):
     assert summary is not None and summary.method == "extractive"
     assert summary.tokens <= 80
     # The extract holds the latest folded messages verbatim (shortened).
-    last_folded = store.records.get_turns("default", "s1", summary.turn_ids)[-1]
+    last_folded = store.session("default", "s1").turns.by_ids(summary.turn_ids)[-1]
     assert last_folded.turn.text[:30] in summary.text
     assert len(memory.turns()) == 60
 

@@ -39,6 +39,7 @@ from langchain_recursive_memory.core import (
     StoreError,
     TokenCounter,
 )
+from langchain_recursive_memory.core.storage.session_store import SessionSummaries, SessionTurns
 from langchain_recursive_memory.messages import is_summary_message, message_to_turn
 from langchain_recursive_memory.middleware import RecursiveMemoryMiddleware
 
@@ -320,8 +321,8 @@ def test_a_failing_store_falls_back_within_budget_and_catches_up(store, monkeypa
     def down(*args: Any, **kwargs: Any) -> Any:
         raise StoreError("Chroma is down (scripted)")
 
-    monkeypatch.setattr(store.records, "append", down)
-    monkeypatch.setattr(store.records, "load", down)
+    monkeypatch.setattr(SessionTurns, "append", down)
+    monkeypatch.setattr(SessionSummaries, "load", down)
     before = len(model.requests)
     with caplog.at_level(logging.WARNING, logger="langchain_recursive_memory"):
         for i in range(10, 15):

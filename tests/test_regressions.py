@@ -96,14 +96,16 @@ def test_a_writer_with_a_slow_clock_still_appends_after_what_it_read(store, monk
 
     fast = MemoryStore(store.client, prefix=store.prefix)
     slow = MemoryStore(store.client, prefix=store.prefix)
-    fast.records.append("default", "s", [Turn(role="user", text="Q1")], [5], "o200k_base")
-    fast.records.append("default", "s", [Turn(role="assistant", text="A1")], [5], "o200k_base")
-    slow.records.load("default", "s")  # the other server reads the history first
+    fast.session("default", "s").turns.append([Turn(role="user", text="Q1")], [5], "o200k_base")
+    fast.session("default", "s").turns.append(
+        [Turn(role="assistant", text="A1")], [5], "o200k_base"
+    )
+    slow.session("default", "s").summaries.load()  # the other server reads the history first
     skewed = real_time.time_ns() - 2_000_000_000  # its clock is 2 s behind
     monkeypatch.setattr(
         "langchain_recursive_memory.core.storage.turns.time.time_ns", lambda: skewed
     )
-    slow.records.append("default", "s", [Turn(role="user", text="Q2")], [5], "o200k_base")
+    slow.session("default", "s").turns.append([Turn(role="user", text="Q2")], [5], "o200k_base")
     assert [t.turn.text for t in store.turns("default", "s")] == ["Q1", "A1", "Q2"]
 
 
@@ -136,9 +138,9 @@ def test_another_store_object_notices_a_clear(store):
 
 
 def test_appends_larger_than_chromas_batch_limit(store, monkeypatch):
-    monkeypatch.setattr(store.records.repos.client, "max_batch", 7)
+    monkeypatch.setattr(store.parts.repos.client, "max_batch", 7)
     turns = [Turn(role="user", text=f"bulk {i}") for i in range(30)]
-    store.records.append("default", "s", turns, [5] * 30, "o200k_base")
+    store.session("default", "s").turns.append(turns, [5] * 30, "o200k_base")
     assert [t.turn.text for t in store.turns("default", "s")] == [f"bulk {i}" for i in range(30)]
 
 

@@ -76,7 +76,7 @@ class _DeleteHook:
 
 
 def _inject(store: MemoryStore, phase: str, write: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    log = store.records.repos.turn_log
+    log = store.parts.repos.turn_log
     if phase == "after_scan":
         scan = log.activity
         monkeypatch.setattr(log, "activity", lambda ns=None, **kw: (scan(ns, **kw), write())[0])
@@ -86,7 +86,7 @@ def _inject(store: MemoryStore, phase: str, write: Any, monkeypatch: pytest.Monk
         take = log.take_before
         monkeypatch.setattr(log, "take_before", lambda *a: (take(*a), write())[0])
     elif phase == "after_check":
-        lifecycle = store.records.lifecycle
+        lifecycle = store.parts.lifecycle
         clear = lifecycle._clear_derived
         monkeypatch.setattr(lifecycle, "_clear_derived", lambda *a: (write(), clear(*a)))
 
@@ -180,7 +180,7 @@ def test_a_record_missing_a_field_is_skipped_with_a_warning(caplog):
     for i in range(12):
         memory.add(Turn(role="user", text=f"message {i}", id=f"t{i}"))
     # Damage one unfolded record the way Chroma dropped a NaN field.
-    log = store.records.repos.turn_log
+    log = store.parts.repos.turn_log
     record = f"{memory.session.key}:t:t11"
     got = log.collection.get(ids=[record], include=["metadatas", "documents"])
     meta = {k: v for k, v in got["metadatas"][0].items() if k != "created"}
@@ -230,7 +230,7 @@ class _LostAnswers:
 
 
 def _lossy(store: MemoryStore, monkeypatch, **faults: bool) -> _LostAnswers:
-    log = store.records.repos.turn_log
+    log = store.parts.repos.turn_log
     lossy = _LostAnswers(log.collection, **faults)
     monkeypatch.setattr(log, "collection", lossy)
     store.retry = RetryPolicy(attempts=2, initial_delay=0.0, timeout=5.0)
@@ -261,7 +261,7 @@ def test_a_write_that_did_not_land_is_a_store_error_and_safe_to_retry(monkeypatc
     with pytest.raises(StoreError) as info:
         memory.add(Turn(role="user", text="never stored"))
     assert not isinstance(info.value, WriteOutcomeUnknownError)
-    monkeypatch.setattr(store.records.repos.turn_log, "collection", lossy._collection)
+    monkeypatch.setattr(store.parts.repos.turn_log, "collection", lossy._collection)
     memory.add(Turn(role="user", text="never stored"))  # the application's retry
     assert _texts(store) == ["never stored"]
 
@@ -274,7 +274,7 @@ def test_an_unknown_outcome_says_so_and_its_turns_store_once(monkeypatch):
         memory.add([Turn(role="user", text="one"), Turn(role="user", text="two")])
     assert [t.text for t in info.value.turns] == ["one", "two"]
     assert all(t.id for t in info.value.turns)
-    monkeypatch.setattr(store.records.repos.turn_log, "collection", lossy._collection)
+    monkeypatch.setattr(store.parts.repos.turn_log, "collection", lossy._collection)
     memory.add(list(info.value.turns))  # what the error tells the caller to do
     assert _texts(store) == ["one", "two"]  # stored once, not twice
 
@@ -282,7 +282,7 @@ def test_an_unknown_outcome_says_so_and_its_turns_store_once(monkeypatch):
 def test_a_partly_stored_batch_writes_the_rest_once(monkeypatch):
     store = MemoryStore.in_memory()
     memory = _memory(store, "s")
-    log = store.records.repos.turn_log
+    log = store.parts.repos.turn_log
     real = log.collection
     calls = {"n": 0}
 
@@ -341,7 +341,7 @@ def test_a_late_write_is_folded_in_log_order(monkeypatch):
     a, b = _memory(store_a, "s"), _memory(store_b, "s")
     for i in range(6):
         b.add(Turn(role="user", text=f"early message {i} " * 3))
-    write = store_a.records.repos.turn_log.write
+    write = store_a.parts.repos.turn_log.write
 
     def late_write(scope: Any, stored: Any) -> None:
         for i in range(12):  # B writes and folds while A's write is in flight
@@ -349,9 +349,9 @@ def test_a_late_write_is_folded_in_log_order(monkeypatch):
         assert store_b.summaries("default", "s")
         write(scope, stored)
 
-    monkeypatch.setattr(store_a.records.repos.turn_log, "write", late_write)
+    monkeypatch.setattr(store_a.parts.repos.turn_log, "write", late_write)
     a.add(Turn(role="user", text="A's late message", id="late"))
-    monkeypatch.setattr(store_a.records.repos.turn_log, "write", write)
+    monkeypatch.setattr(store_a.parts.repos.turn_log, "write", write)
     for i in range(12):
         b.add(Turn(role="user", text=f"after message {i} " * 3))
     ranges = _summary_ranges(store_b, "s")
@@ -421,15 +421,15 @@ def test_a_fold_lease_keeps_concurrent_writers_from_wasting_calls():
 
 def test_a_dead_lease_holder_blocks_folds_for_at_most_two_periods(monkeypatch):
     store = MemoryStore.in_memory()
-    assert store.records.claim_fold("default", "s", "dead holder", 10.0)
-    assert not store.records.claim_fold("default", "s", "me", 10.0)
+    assert store.session("default", "s").summaries.claim_lease("dead holder", 10.0)
+    assert not store.session("default", "s").summaries.claim_lease("me", 10.0)
     later = time.time() + 20.0  # two periods on: the dead holder's claims are over
     monkeypatch.setattr(
-        "langchain_recursive_memory.core.storage.session_records.time.time", lambda: later
+        "langchain_recursive_memory.core.storage.session_store.time.time", lambda: later
     )
-    assert store.records.claim_fold("default", "s", "me", 10.0)
-    store.records.release_fold("default", "s", "me", 10.0)
-    assert store.records.claim_fold("default", "s", "someone else", 10.0)
+    assert store.session("default", "s").summaries.claim_lease("me", 10.0)
+    store.session("default", "s").summaries.release_lease("me", 10.0)
+    assert store.session("default", "s").summaries.claim_lease("someone else", 10.0)
 
 
 # -- 8. background folds never crash the process --------------------------------------------

@@ -37,7 +37,7 @@ def check_consistent(store: MemoryStore, session: str, expected: int) -> None:
     assert [v.version for v in versions] == list(range(1, len(versions) + 1))
     named = [tid for v in versions for tid in v.turn_ids]
     assert len(named) == len(set(named)), "a turn was folded twice"
-    window = {t.id for t in store.records.load("default", session).turns}
+    window = {t.id for t in store.session("default", session).summaries.load().turns}
     assert window.isdisjoint(named)
     assert window | set(named) == {t.id for t in log}, "a turn is neither folded nor unfolded"
     if versions:
@@ -213,10 +213,10 @@ KILLED_FOLD = textwrap.dedent(
     path, marker, where = sys.argv[1:4]
     store = MemoryStore.persistent(path)
     if where == "after-version":
-        original = store.records.repos.turn_log.collection.update
+        original = store.parts.repos.turn_log.collection.update
         def die(*args, **kwargs):  # the version is written; its turns are not flagged yet
             os.kill(os.getpid(), signal.SIGKILL)
-        store.records.repos.turn_log.collection.update = die
+        store.parts.repos.turn_log.collection.update = die
 
     def slow(prompt):
         if where == "in-llm":
@@ -275,7 +275,7 @@ def test_an_append_stored_by_the_server_whose_answer_is_lost_is_not_repeated(
 ):
     # 0.1.0 raised "failed to append turns" although the server had stored the turn.
     memory = RecursiveMemory("s", store=server_store, retry=FAST)
-    log = server_store.records.repos.turn_log
+    log = server_store.parts.repos.turn_log
     real = log.collection
 
     class LostAnswer:

@@ -25,7 +25,7 @@ NS = "default"
 
 def put(store: MemoryStore, sid: str, *texts: str) -> list:
     turns = [Turn(role="user", text=t) for t in texts]
-    return store.records.append(NS, sid, turns, [5] * len(turns), "o200k_base")
+    return store.session(NS, sid).turns.append(turns, [5] * len(turns), "o200k_base")
 
 
 def test_append_keeps_order_and_round_trips_every_field(store):
@@ -40,7 +40,7 @@ def test_append_keeps_order_and_round_trips_every_field(store):
         extra={"response_metadata": {"model": "m"}},
     )
     put(store, "s", *[f"t{i}" for i in range(50)])
-    store.records.append(NS, "s", [turn], [9], "o200k_base")
+    store.session(NS, "s").turns.append([turn], [9], "o200k_base")
     got = store.turns(NS, "s")
     assert [t.turn.text for t in got[:50]] == [f"t{i}" for i in range(50)]
     assert got[-1].turn == turn
@@ -107,14 +107,18 @@ def _summary(version: int, turn_ids: tuple[str, ...], fold_id: str) -> Summary:
 
 def test_commit_summary_is_compare_and_set(store):
     ids = [s.id for s in put(store, "s", "a", "b", "c")]
-    assert store.records.commit_summary(_summary(1, (ids[0],), "winner"))
-    assert not store.records.commit_summary(_summary(1, (ids[1],), "loser"))
-    state = store.records.load(NS, "s")
+    assert store.session(
+        _summary(1, (ids[0],), "winner").namespace, _summary(1, (ids[0],), "winner").session_id
+    ).summaries.commit(_summary(1, (ids[0],), "winner"))
+    assert not store.session(
+        _summary(1, (ids[1],), "loser").namespace, _summary(1, (ids[1],), "loser").session_id
+    ).summaries.commit(_summary(1, (ids[1],), "loser"))
+    state = store.session(NS, "s").summaries.load()
     assert state.summary is not None and state.summary.fold_id == "winner"
     assert [t.turn.text for t in state.turns] == ["b", "c"]
     # A second store object (another process) sees the same.
     other = MemoryStore(store.client, prefix=store.prefix)
-    assert other.records.load(NS, "s").summary.fold_id == "winner"
+    assert other.session(NS, "s").summaries.load().summary.fold_id == "winner"
 
 
 def test_a_crash_between_summary_and_flags_is_repaired(store):
@@ -129,15 +133,17 @@ def test_a_crash_between_summary_and_flags_is_repaired(store):
         embeddings=[[0.0]],
     )
     fresh = MemoryStore(store.client, prefix=store.prefix)
-    state = fresh.records.load(NS, "s")
+    state = fresh.session(NS, "s").summaries.load()
     assert state.summary.version == 1
     assert [t.turn.text for t in state.turns] == ["c", "d"]  # no turn shown twice
     assert set(state.repair_ids) == {ids[0], ids[1]}
     # The next fold writes the missing flags.
-    assert fresh.records.commit_summary(_summary(2, (ids[2],), "next"), state.repair_ids)
+    assert fresh.session(
+        _summary(2, (ids[2],), "next").namespace, _summary(2, (ids[2],), "next").session_id
+    ).summaries.commit(_summary(2, (ids[2],), "next"), state.repair_ids)
     flags = {t.turn.text: t.folded_in for t in fresh.turns(NS, "s")}
     assert flags == {"a": 2, "b": 2, "c": 2, "d": 0}
-    assert fresh.records.load(NS, "s").repair_ids == ()
+    assert fresh.session(NS, "s").summaries.load().repair_ids == ()
 
 
 def test_concurrent_folds_in_threads_fold_each_turn_once(store):
@@ -178,7 +184,7 @@ def test_concurrent_folds_in_threads_fold_each_turn_once(store):
     assert [v.version for v in versions] == list(range(1, len(versions) + 1))
     named = [tid for v in versions for tid in v.turn_ids]
     assert len(named) == len(set(named)), "a turn was folded twice"
-    state = store.records.load(NS, "shared")
+    state = store.session(NS, "shared").summaries.load()
     window = {t.id for t in state.turns}
     assert window.isdisjoint(named)
     assert window | set(named) == {t.id for t in log}
@@ -191,7 +197,7 @@ def test_record_id_formats_are_pinned(store):
     skey = session_key(NS, "s")
     assert keys.SCHEMA == 2
     assert len(skey) == 24 and skey != session_key("other", "s")
-    assert keys.turn_record_id(skey, "m1") == keys.turn_vector_id(skey, "m1") == f"{skey}:t:m1"
+    assert keys.turn_record_id(skey, "m1") == f"{skey}:t:m1"
     assert keys.summary_version_id(skey, 12) == f"{skey}:v:0000000012"
     assert keys.summary_hint_id(skey) == f"{skey}:current"
     assert keys.fact_record_id(skey, "ab") == f"{skey}:f:ab"
@@ -208,7 +214,7 @@ def test_record_id_formats_are_pinned(store):
     assert keys.open_filter(skey) == {"open": f"{skey}:1"}
     assert keys.kinds_filter(skey, ["turn"]) == {"skk": f"{skey}:turn"}
     # The store writes records under exactly these ids.
-    store.records.append(NS, "s", [Turn(role="user", text="x", id="m1")], [5], "o200k_base")
+    store.session(NS, "s").turns.append([Turn(role="user", text="x", id="m1")], [5], "o200k_base")
     turns = store.client.get_collection(f"{store.prefix}_turns")
     assert turns.get(where={"sid": "s"}, include=[])["ids"] == [keys.turn_record_id(skey, "m1")]
 

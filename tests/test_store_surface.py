@@ -1,8 +1,10 @@
-"""One store surface for users, one protocol for the engines (issue 23, item 3).
+"""One store surface for users, one session handle for the engines (issues 23 and 29).
 
-``MemoryStore`` is what applications call; ``MemoryStore.records`` (``SessionRecords``) is
-what the engines and adapters read and write through. Composition, not mixins: each is a
-plain class whose state is set in its ``__init__``.
+``MemoryStore`` is what applications call; ``store.session(namespace, session_id)``
+(``SessionStore``: the session bound once, with its turns, summaries, facts, vectors and
+nodes) is what the engines read and write through, and ``store.parts`` (``StoreParts``)
+what several sessions share. Composition, not mixins: each is a plain class whose state is
+set in its ``__init__``.
 """
 
 from __future__ import annotations
@@ -22,12 +24,22 @@ from langchain_recursive_memory.core import (
     RetryPolicy,
     Turn,
 )
-from langchain_recursive_memory.core.cache import StoreCaches
-from langchain_recursive_memory.core.storage import SessionRecords
+from langchain_recursive_memory.core.storage import SessionStore
+from langchain_recursive_memory.core.storage.directory import UserDirectory
+from langchain_recursive_memory.core.storage.frontier import Frontier
 from langchain_recursive_memory.core.storage.lifecycle import SessionLifecycle
+from langchain_recursive_memory.core.storage.markers import RebuildMarkers
 from langchain_recursive_memory.core.storage.repositories import Repositories
 from langchain_recursive_memory.core.storage.repository import Repository
-from langchain_recursive_memory.core.storage.users import UserDirectory
+from langchain_recursive_memory.core.storage.session_store import (
+    SessionFacts,
+    SessionNodes,
+    SessionSummaries,
+    SessionTurns,
+    SessionVectors,
+    StoreParts,
+)
+from langchain_recursive_memory.core.storage.user_facts import UserFacts
 from langchain_recursive_memory.core.storage.vectors import VectorSpaces
 from langchain_recursive_memory.core.store_compat import DEPRECATED_METHODS
 
@@ -43,8 +55,10 @@ USER_SURFACE = [
     "http",
     "in_memory",
     "latest_summary",
+    "migrate",
     "persistent",
     "retry",
+    "session",
     "session_settings",
     "session_user",
     "sessions",
@@ -56,37 +70,7 @@ USER_SURFACE = [
     "users",
 ]
 
-# What the engines call that applications do not (a sample that must stay off MemoryStore).
-ENGINE_ONLY_SAMPLE = {
-    "add_usage",
-    "add_vectors",
-    "append",
-    "bind_user",
-    "claim_fold",
-    "commit_link",
-    "commit_summary",
-    "drop_facts",
-    "drop_nodes",
-    "drop_user_facts",
-    "drop_vectors",
-    "get_events",
-    "get_facts",
-    "get_turn_nodes",
-    "get_turns",
-    "heads",
-    "join_user",
-    "load",
-    "put_events",
-    "put_turn_nodes",
-    "rebuild_marker",
-    "release_fold",
-    "set_rebuild_marker",
-    "settle",
-    "open_turns",
-    "upsert_facts",
-    "vector_ids",
-    "vectors_by_ids",
-}
+PARTS = (SessionTurns, SessionSummaries, SessionFacts, SessionVectors, SessionNodes)
 
 
 def _public(cls: type) -> set[str]:
@@ -102,70 +86,73 @@ def test_the_user_surface_is_pinned():
     assert sorted(_public(MemoryStore)) == USER_SURFACE
 
 
-def test_the_engines_protocol_is_not_on_the_user_surface():
-    protocol = _public(SessionRecords)
-    assert protocol >= ENGINE_ONLY_SAMPLE
-    engine_only = protocol - set(USER_SURFACE)
-    assert engine_only >= ENGINE_ONLY_SAMPLE
-    assert not _public(MemoryStore) & engine_only
-    # What both offer, MemoryStore offers by delegating to the protocol.
-    shared = _public(MemoryStore) & protocol
-    assert shared == {"clear", "count_turns", "describe_session", "forget_user"} | {
-        "latest_summary",
-        "summaries",
-        "turns",
-        "usage",
-        "user_sessions",
-    }
-
-
-@pytest.mark.parametrize(
-    "cls", [MemoryStore, SessionRecords, UserDirectory, SessionLifecycle, Repositories]
+STORAGE = (
+    MemoryStore,
+    SessionStore,
+    UserDirectory,
+    UserFacts,
+    RebuildMarkers,
+    SessionLifecycle,
+    Frontier,
+    Repositories,
+    StoreParts,
 )
+
+
+@pytest.mark.parametrize("cls", STORAGE)
 def test_no_storage_mixins(cls):
     assert cls.__mro__ == (cls, object)
 
 
-@pytest.mark.parametrize("cls", [MemoryStore, SessionRecords, UserDirectory, SessionLifecycle])
+@pytest.mark.parametrize("cls", [c for c in STORAGE if not dataclasses.is_dataclass(c)])
 def test_no_annotation_only_state(cls):
     assert not inspect.get_annotations(cls)
 
 
-def test_the_protocol_object_sets_its_state_in_init():
+def test_the_parts_share_one_bundle_of_repositories_and_the_stores_caches():
     store = MemoryStore.in_memory()
-    records = store.records
-    assert isinstance(records, SessionRecords)
-    state = vars(records)
-    assert set(state) == {"caches", "repos", "directory", "lifecycle"}
-    assert isinstance(state["caches"], StoreCaches) and state["caches"] is store.caches
-    repos = state["repos"]
+    parts = store.parts
+    repos = parts.repos
+    assert parts.caches is store.caches
     for field in dataclasses.fields(repos):
         value = getattr(repos, field.name)
         if field.name == "client":
             assert value.retry is store.retry
         else:
             assert isinstance(value, Repository | VectorSpaces), field.name
-    # The parts share the one bundle of repositories and the store's caches.
-    assert vars(records.directory) == {"repos": repos, "caches": store.caches}
-    assert vars(records.lifecycle) == {
+    assert vars(parts.directory) == {"repos": repos, "caches": store.caches}
+    assert vars(parts.shared_facts) == {"repos": repos, "caches": store.caches}
+    assert vars(parts.markers) == {"repos": repos, "directory": parts.directory}
+    assert vars(parts.lifecycle) == {
         "repos": repos,
-        "directory": records.directory,
+        "directory": parts.directory,
+        "shared_facts": parts.shared_facts,
         "caches": store.caches,
+    }
+    session = store.session("default", "s1")
+    assert session.parts is parts and session.key_owner.session_id == "s1"
+    assert {type(getattr(session, name)) for name in ("turns", "summaries", "facts")} == {
+        SessionTurns,
+        SessionSummaries,
+        SessionFacts,
     }
 
 
 def _recorded(store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Record every protocol call; make every user-surface method fail if called."""
+    """Record every call of a session part; make every user-surface method fail if called."""
     calls: list[str] = []
-    for name in _public(SessionRecords):
-        method = getattr(store.records, name)
+    for cls in (SessionStore, *PARTS):
+        for name in _public(cls):
+            method = getattr(cls, name)
+            if not callable(method) or isinstance(method, property):
+                continue
 
-        def wrapper(*a: Any, _name: str = name, _m: Any = method, **kw: Any) -> Any:
-            calls.append(_name)
-            return _m(*a, **kw)
+            def wrapper(*a: Any, _name: str = name, _m: Any = method, **kw: Any) -> Any:
+                calls.append(_name)
+                return _m(*a, **kw)
 
-        monkeypatch.setattr(store.records, name, functools.wraps(method)(wrapper))
-    for name in _public(MemoryStore) - {"retry", "http", "in_memory", "persistent"}:
+            monkeypatch.setattr(cls, name, functools.wraps(method)(wrapper))
+    for name in _public(MemoryStore) - {"retry", "http", "in_memory", "persistent", "session"}:
 
         def refuse(*a: Any, _name: str = name, **kw: Any) -> Any:
             raise AssertionError(f"an engine called MemoryStore.{_name}")
@@ -174,7 +161,7 @@ def _recorded(store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return calls
 
 
-def test_the_engines_work_end_to_end_against_the_protocol(monkeypatch):
+def test_the_engines_work_end_to_end_through_the_session_handle(monkeypatch):
     store = MemoryStore.in_memory()
     calls = _recorded(store, monkeypatch)
     mem = HybridMemory(
@@ -201,9 +188,9 @@ def test_the_engines_work_end_to_end_against_the_protocol(monkeypatch):
     graph.rebuild()
     assert mem.turns() and mem.usage()
     mem.clear()
-    assert {"append", "load", "claim_fold", "commit_summary", "upsert_facts"} <= set(calls)
-    assert {"add_vectors", "join_user", "put_turn_nodes", "put_events", "drop_nodes"} <= set(calls)
-    assert {"set_rebuild_marker", "clear", "usage", "turns"} <= set(calls)
+    assert {"append", "load", "claim_lease", "commit", "upsert"} <= set(calls)
+    assert {"put", "join_user", "put_turn_nodes", "put_events", "commit_link"} <= set(calls)
+    assert {"set_marker", "clear", "usage", "all"} <= set(calls)
     monkeypatch.undo()
     assert store.sessions() and [s.session_id for s in store.sessions()] == ["g1"]
     assert store.count_turns("default", "s1") == 0

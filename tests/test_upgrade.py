@@ -208,7 +208,7 @@ def test_summaries_and_state_read_the_same(old_store, key):
         assert {k: summary[k] for k in NEW_SUMMARY_FIELDS} == NEW_SUMMARY_FIELDS
     latest = old_store.latest_summary(*scope(key))
     assert (latest.version if latest else None) == expected["latest_summary_version"]
-    state = old_store.records.load(*scope(key))
+    state = old_store.session(*scope(key)).summaries.load()
     assert {
         "summary_version": state.summary.version if state.summary else None,
         "unfolded_ids": [t.id for t in state.turns],
@@ -220,7 +220,7 @@ def test_summaries_and_state_read_the_same(old_store, key):
 @pytest.mark.parametrize("key", list(SESSIONS))
 def test_facts_usage_and_vectors_read_the_same(old_store, key):
     expected = SESSIONS[key]
-    facts = [data(f) for f in old_store.records.get_facts(*scope(key))]
+    facts = [data(f) for f in old_store.session(*scope(key)).facts.get()]
     assert [old_fields(f, e) for f, e in zip(facts, expected["facts"], strict=True)] == (
         expected["facts"]
     )
@@ -230,7 +230,7 @@ def test_facts_usage_and_vectors_read_the_same(old_store, key):
     for space, records in expected["vectors"].items():
         ids = [r["id"] for r in records]
         space = MIGRATED if space == SPACE else space
-        got = old_store.records.vectors_by_ids(space, *scope(key), ids) if ids else []
+        got = old_store.session(*scope(key)).vectors.by_ids(space, ids) if ids else []
         assert (
             sorted(
                 ({"id": r.id, "kind": r.kind, "ref": r.ref, "text_hash": r.text_hash} for r in got),
@@ -464,9 +464,9 @@ def reads(store: MemoryStore, key: str) -> dict[str, Any]:
     return {
         "turns": [stored_turn(s) for s in store.turns(namespace, session_id)],
         "summaries": data(store.summaries(namespace, session_id)),
-        "facts": data(store.records.get_facts(namespace, session_id)),
-        "nodes": data(store.records.get_turn_nodes(namespace, session_id)),
-        "events": data(store.records.get_events(namespace, session_id)),
+        "facts": data(store.session(namespace, session_id).facts.get()),
+        "nodes": data(store.session(namespace, session_id).nodes.turn_nodes()),
+        "events": data(store.session(namespace, session_id).nodes.events()),
         "usage": data(store.usage(namespace, session_id)),
         "settings": store.session_settings(namespace, session_id),
     }
@@ -534,7 +534,7 @@ def test_the_hybrid_session_updates_an_old_fact_and_embeds_it_again(store_path):
     # The updated fact is embedded again, with its text hash, under the record id 0.1.0
     # gave it, in today's collection of the embedder (0.1.0's, renamed).
     old_ids = [r["id"] for r in SESSIONS[key]["vectors"][SPACE]]
-    records = store.records.vectors_by_ids(memory.space, "default", "hybrid-ada-1", old_ids)
+    records = store.session("default", "hybrid-ada-1").vectors.by_ids(memory.space, old_ids)
     by_ref = {(r.kind, r.ref): r for r in records}
     assert by_ref["fact", "user/home_city"].text_hash
     hits = memory.recall("Which city is my home?", k=3)

@@ -126,7 +126,7 @@ def test_the_middleware_reads_the_user_from_the_runtime_context(store):
         {"configurable": {"thread_id": "t9"}},
         context=Context(user_id="bob"),
     )
-    assert store.records.recorded_user("default", "t9") == "bob"
+    assert store.session("default", "t9").recorded_user() == "bob"
     fixed = RecursiveMemoryMiddleware(store=store, user_id="carol", max_tokens=800)
     assert fixed.get_memory("t10").user_id == "carol"  # the fixed user
     assert [u.user_id for u in store.users("default")] == ["bob"]

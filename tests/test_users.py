@@ -195,7 +195,7 @@ def test_a_sessions_user_is_fixed_once_recorded(store):
     with pytest.raises(ConfigurationError, match=r"'bob'.*'ada'"):
         memory(store, "s1", user="bob").recall("home city")
     with pytest.raises(ConfigurationError, match=r"'bob'.*'ada'"):
-        store.records.join_user("default", "s1", "bob")
+        store.parts.directory.join_user("default", "s1", "bob")
     assert [s.user_id for s in store.sessions()] == ["ada"]
 
 
@@ -279,9 +279,8 @@ def test_clearing_a_session_takes_its_statements_out_of_the_users_facts(store):
     vectors = [rid for n, rows in _records(store).items() if "_vec_" in n for rid, _, _ in rows]
     assert fact_record_id(store, "default", "s1", fact) not in vectors  # re-embedded later
     memory(store, "s1", embedder=embedder).reindex()
-    assert store.records.vector_ids(
-        memory(store, "s1", embedder=embedder).space,
-        [fact_record_id(store, "default", "s1", fact)],
+    assert store.parts.repos.vector_spaces.existing(
+        [fact_record_id(store, "default", "s1", fact)], memory(store, "s1", embedder=embedder).space
     )
     RecursiveMemory("s1", store=store).clear()  # the user's last session: the user goes
     assert store.users() == [] and store.user_facts("default", "ada") == []
@@ -436,12 +435,12 @@ def test_a_users_facts_wait_for_another_process_merging_them(store):
     import threading
 
     from langchain_recursive_memory.core.storage.keys import UserOwner
-    from langchain_recursive_memory.core.storage.users import USER_LEASE_PERIOD
+    from langchain_recursive_memory.core.storage.user_facts import USER_LEASE_PERIOD
 
     user = UserOwner.of("default", "ada")
     mem = memory(store, "s1")
     mem.add(Turn(role="user", text="My home city is Oslo."))
-    assert store.records.repos.summary_log.claim_lease(
+    assert store.parts.repos.summary_log.claim_lease(
         user, "other-process", USER_LEASE_PERIOD, time.time()
     )
     folding = threading.Thread(target=mem.fold, kwargs={"force": True, "keep": False})
@@ -449,7 +448,7 @@ def test_a_users_facts_wait_for_another_process_merging_them(store):
     time.sleep(1.0)
     assert folding.is_alive()  # waiting for the lease
     assert store.user_facts("default", "ada") == []
-    store.records.repos.summary_log.release_lease(
+    store.parts.repos.summary_log.release_lease(
         user, "other-process", USER_LEASE_PERIOD, time.time()
     )
     folding.join(timeout=30)

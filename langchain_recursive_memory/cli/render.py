@@ -44,7 +44,7 @@ def render_show(
     turns = memory.turns()
     ctx = memory.context()
     facts = memory.facts()
-    events = memory.store.records.get_events(memory.namespace, memory.session_id)
+    events = memory.session.records.nodes.events()
     console.print(_summary_panel(ctx.summary))
     console.print(_window_table(ctx.window, window_rows, memory.counter, reasoning=reasoning))
     if facts:

@@ -129,7 +129,7 @@ def show(
         memory = _session_memory(
             settings, store, session, memory_kind, max_tokens, summary_tokens, user, option
         )
-        owner_id = memory.user_id or store.records.recorded_user(settings.ns, session)
+        owner_id = memory.user_id or store.session(settings.ns, session).recorded_user()
         owner = f" · user {owner_id!r}" if owner_id else ""
         console.print(
             Text(

@@ -107,7 +107,7 @@ __all__ = [
 ]
 
 # 0.1.0's names that moved (DeprecationWarning until 0.3.0): MemoryStore's methods of
-# the engines' protocol (now MemoryStore.records), and TurnNote here.
+# the engines' protocol (now store.session(ns, sid)), and TurnNote here.
 add_store_aliases(MemoryStore)
 
 

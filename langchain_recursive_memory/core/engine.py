@@ -32,7 +32,7 @@ from .embeddings import resolve_embedder
 from .errors import ConfigurationError, StoreError
 from .models import Embedder, TextModel
 from .rebuild import OnProgress, RebuildProgress, RebuildResult, RebuildRun, Rebuilds
-from .retrieval.pool import SESSION, check_scope
+from .retrieval.pool import SESSION
 from .runtime.effects import Steps, store_call
 from .runtime.retry import RetryPolicy
 from .runtime.runner import Runner
@@ -130,11 +130,6 @@ class Engine:
     # -- the user ---------------------------------------------------------------------------
 
     @property
-    def scope(self) -> SessionRef:
-        """Deprecated name of :attr:`session` (a "scope" is where recall reads from)."""
-        return self.session
-
-    @property
     def user_id(self) -> str | None:
         """The session's user: the one given, or (once read) the one recorded; or None."""
         return self.user.user_id
@@ -170,7 +165,9 @@ class Engine:
             raise ConfigurationError.for_value(
                 "user_id", None, f"session {self.session_id!r} belongs to no user"
             )
-        deleted = yield from store_call(self.store.records.forget_user, self.namespace, user)
+        deleted = yield from store_call(
+            self.store.parts.lifecycle.forget_user, self.namespace, user
+        )
         self._forget()
         self.user.reset()
         return deleted
@@ -182,15 +179,12 @@ class Engine:
             InvalidInputError: For a scope that is not ``"session"`` or ``"user"``.
             ConfigurationError: For ``"user"`` when the session has no user.
         """
-        check_scope(scope)
-        user = yield from self.user_steps()
-        if scope == "session":
+        user = yield from self.user.scope_steps(scope)
+        if user is None or scope == "session":
             return [self.session_id]
-        if user is None:
-            raise ConfigurationError.for_value(
-                "scope", scope, f"session {self.session_id!r} belongs to no user_id"
-            )
-        listed = yield from store_call(self.store.records.user_sessions, self.namespace, user)
+        listed = yield from store_call(
+            self.store.parts.directory.user_sessions, self.namespace, user
+        )
         return [s.session_id for s in listed]
 
     # -- rebuild ----------------------------------------------------------------------------
@@ -280,17 +274,9 @@ class Engine:
         memory = str(self.settings().get("memory", ""))
         if user is not None:  # every write: no I/O while the process knows it is recorded,
             # and it records the user again after another handle cleared or forgot it
-            yield from store_call(
-                self.store.records.join_user, self.namespace, self.session_id, user, memory
-            )
+            yield from store_call(self.session.records.join_user, user, memory)
         stored = yield from store_call(
-            self.store.records.append,
-            self.namespace,
-            self.session_id,
-            items,
-            counts,
-            encoding,
-            memory,
+            self.session.records.turns.append, items, counts, encoding, memory
         )
         yield from self._describe_steps()
         return stored, sum(counts)
@@ -308,9 +294,7 @@ class Engine:
         if not settings or described.get(key) == frozen:
             return
         try:
-            yield from store_call(
-                self.store.records.describe_session, self.namespace, self.session_id, settings
-            )
+            yield from store_call(self.session.records.describe, settings)
         except StoreError as exc:
             logger.info("session %r: settings not recorded (%s)", self.session_id, exc)
             return
@@ -324,7 +308,7 @@ class Engine:
             UsageRecord(self.namespace, self.session_id, purpose, usage, now)
             for purpose, usage in spent.items()
         ]
-        self.store.records.add_usage(records)
+        self.session.records.add_usage(records)
         for listener in list(self.usage_listeners):
             for record in records:
                 listener(record)
@@ -352,7 +336,7 @@ class Engine:
         return self.runner.run(self._usage_by_purpose_steps())
 
     def _usage_by_purpose_steps(self) -> Steps[dict[str, Usage]]:
-        return (yield from store_call(self.store.records.usage, self.namespace, self.session_id))
+        return (yield from store_call(self.session.records.usage))
 
     # -- the log ----------------------------------------------------------------------------
 
@@ -365,7 +349,7 @@ class Engine:
         return await self.runner.arun(self._turns_steps())
 
     def _turns_steps(self) -> Steps[list[StoredTurn]]:
-        return (yield from store_call(self.store.records.turns, self.namespace, self.session_id))
+        return (yield from store_call(self.session.records.turns.all))
 
     def clear(self) -> None:
         """Delete everything stored for the session (turns and all derived state)."""
@@ -376,7 +360,7 @@ class Engine:
         await self.runner.arun(self._clear_steps())
 
     def _clear_steps(self) -> Steps[None]:
-        yield from store_call(self.store.records.clear, self.namespace, self.session_id)
+        yield from store_call(self.session.records.clear)
         self._forget()
         self.user.reset()
 

@@ -18,14 +18,15 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .embeddings import embedder_name
 from .errors import ConfigurationError
 from .models import Embedder, TextModel
+from .retrieval.pool import USER, check_scope
 from .runtime.effects import Steps, store_call
 from .runtime.runner import Runner
-from .storage import MemoryStore, session_key
+from .storage import MemoryStore, SessionStore, session_key
 from .tokenizer import TokenCounter
 
 __all__ = ["Models", "SessionRef", "UserBinding"]
@@ -33,11 +34,23 @@ __all__ = ["Models", "SessionRef", "UserBinding"]
 
 @dataclass(frozen=True, slots=True)
 class SessionRef:
-    """One session of one store: what every read and write of an engine is scoped to."""
+    """One session of one store: what every read and write of an engine is scoped to.
+
+    Attributes:
+        store: The store.
+        namespace: The namespace.
+        session_id: The session id.
+        records: The session in the store, bound once (``store.session(namespace,
+            session_id)``): its turns, summaries, facts, vectors and nodes.
+    """
 
     store: MemoryStore
     namespace: str
     session_id: str
+    records: SessionStore = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "records", self.store.session(self.namespace, self.session_id))
 
     @property
     def key(self) -> str:
@@ -119,9 +132,8 @@ class UserBinding:
         """
         if self._resolved:
             return self._user
-        session = self.session
-        store, ns, sid = session.store, session.namespace, session.session_id
-        recorded = yield from store_call(store.records.recorded_user, ns, sid)
+        records, sid = self.session.records, self.session.session_id
+        recorded = yield from store_call(records.recorded_user)
         given = self.given
         if given is not None and recorded is not None and recorded != given:
             raise ConfigurationError.for_value(
@@ -131,10 +143,32 @@ class UserBinding:
                 "user is fixed once recorded",
             )
         if given is not None and recorded is None:  # recorded at the first write
-            yield from store_call(store.records.bind_user, ns, sid, given)
+            yield from store_call(records.bind_user, given)
         self._user = given if given is not None else recorded
         self._resolved = True
         return self._user
+
+    def scope_steps(self, scope: str, setting: str = "scope") -> Steps[str | None]:
+        """The session's user, for a read (or rebuild) of ``scope``: the one check of it.
+
+        Args:
+            scope: ``"session"`` or ``"user"``.
+            setting: What the caller calls the scope, for the error (``"recall_scope"``).
+
+        Raises:
+            InvalidInputError: For a scope that is not ``"session"`` or ``"user"``.
+            ConfigurationError: For ``"user"`` when the session belongs to no user.
+        """
+        check_scope(scope)
+        user = yield from self.resolve_steps()
+        if scope == USER and user is None:
+            raise ConfigurationError.for_value(
+                setting,
+                scope,
+                f"session {self.session.session_id!r} belongs to no user_id: give user_id "
+                f"(or {setting}='session')",
+            )
+        return user
 
     def reset(self) -> None:
         """Read the recorded user again at the next :meth:`resolve_steps` (after a clear)."""

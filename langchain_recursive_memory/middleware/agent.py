@@ -341,9 +341,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         unknown = self._unknown(session, messages)
         if unknown:
             memory = session.memory
-            present = memory.store.records.get_turns(
-                memory.namespace, memory.session_id, [m.id for m in unknown if m.id]
-            )
+            present = memory.session.records.turns.by_ids([m.id for m in unknown if m.id])
             turns = self._to_store(session, unknown, present)
             if turns:
                 memory.add(turns, reserve=reserve)
@@ -356,10 +354,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if unknown:
             memory = session.memory
             present = await asyncio.to_thread(
-                memory.store.records.get_turns,
-                memory.namespace,
-                memory.session_id,
-                [m.id for m in unknown if m.id],
+                memory.session.records.turns.by_ids, [m.id for m in unknown if m.id]
             )
             turns = self._to_store(session, unknown, present)
             if turns:

@@ -211,11 +211,10 @@ class Indexer:
         than losing their events.
         """
         session = self.session
-        ns, sid = session.namespace, session.session_id
-        yield from store_call(session.store.records.put_events, ns, sid, events)
-        yield from store_call(session.store.records.put_turn_nodes, ns, sid, nodes)
+        yield from store_call(session.records.nodes.put_events, events)
+        yield from store_call(session.records.nodes.put_turn_nodes, nodes)
         link = new_link(state, [n.turn_id for n in nodes], [e.id for e in events])
-        won = yield from store_call(session.store.records.commit_link, ns, sid, link)
+        won = yield from store_call(session.records.nodes.commit_link, link)
         state.apply(nodes, events)
         if won:
             state.advance(link)
@@ -237,12 +236,6 @@ class Indexer:
                 )
                 for e, v in zip(events, vectors, strict=True)
             ]
-            yield from store_call(
-                session.store.records.add_vectors,
-                space,
-                session.namespace,
-                session.session_id,
-                records,
-            )
+            yield from store_call(session.records.vectors.put, space, records)
         except EmbeddingError as exc:
             logger.warning("session %r: event vectors not written (%s)", session.session_id, exc)

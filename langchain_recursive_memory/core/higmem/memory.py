@@ -222,9 +222,7 @@ class HiGMem(Engine):
     def _events_steps(self) -> Steps[list[Event]]:
         if self.model is None:  # no-LLM indexing is cheap: what waits is indexed first
             yield from self._index_steps(flush=True)
-        return (
-            yield from store_call(self.store.records.get_events, self.namespace, self.session_id)
-        )
+        return (yield from store_call(self.session.records.nodes.events))
 
     def turn_nodes(self) -> list[TurnNode]:
         """Return the session's turn nodes, in log order (indexed first as by :meth:`events`)."""
@@ -239,16 +237,10 @@ class HiGMem(Engine):
         warn_deprecated("HiGMem.notes()", "HiGMem.turn_nodes()")
         return self.turn_nodes()
 
-    async def anotes(self) -> list[TurnNode]:
-        """Deprecated name of :meth:`aturn_nodes`."""
-        return await self.aturn_nodes()
-
     def _turn_nodes_steps(self) -> Steps[list[TurnNode]]:
         if self.model is None:
             yield from self._index_steps(flush=True)
         turns = yield from self._turns_steps()
         order = {t.id: i for i, t in enumerate(turns)}
-        nodes = yield from store_call(
-            self.store.records.get_turn_nodes, self.namespace, self.session_id
-        )
+        nodes = yield from store_call(self.session.records.nodes.turn_nodes)
         return sorted(nodes, key=lambda n: order.get(n.turn_id, len(order)))

@@ -54,7 +54,7 @@ class NodeRebuilder:
         batch = self.config.batch_size * REBUILD_BATCHES
         total = 0
         for session_id in sessions:
-            turns = yield from store_call(store.records.count_turns, ns, session_id)
+            turns = yield from store_call(store.session(ns, session_id).turns.count)
             total += 1 + -(-turns // batch)
         run = RebuildRun(total, on_progress)
         for session_id in sessions:
@@ -62,14 +62,14 @@ class NodeRebuilder:
         return run.result(sessions)
 
     def _session_steps(self, session: SessionRef, run: RebuildRun, batch: int) -> Steps[None]:
-        store, ns, sid = session.store, session.namespace, session.session_id
-        marker = yield from store_call(store.records.rebuild_marker, ns, sid, NODES_TASK)
+        records, sid = session.records, session.session_id
+        marker = yield from store_call(records.marker, NODES_TASK)
         if marker is not None:
             run.resumed = True
         else:
-            yield from store_call(store.records.drop_nodes, ns, sid)
+            yield from store_call(records.nodes.drop)
             Indexer(session, self.models, self.config).state().forget()
-            yield from store_call(store.records.set_rebuild_marker, ns, sid, NODES_TASK, 0)
+            yield from store_call(records.set_marker, NODES_TASK, 0)
         indexer = Indexer(session, self.models, self.config)
         while True:
             indexed = yield from indexer.index_steps(flush=True, limit=batch)
@@ -78,7 +78,7 @@ class NodeRebuilder:
             run.nodes += indexed
             run.step(sid, "nodes")
         run.vectors += yield from self._windows_steps(session, indexer)
-        yield from store_call(store.records.set_rebuild_marker, ns, sid, NODES_TASK, None)
+        yield from store_call(records.set_marker, NODES_TASK, None)
         run.step(sid, "vectors")
 
     def _windows_steps(self, session: SessionRef, indexer: Indexer) -> Steps[int]:

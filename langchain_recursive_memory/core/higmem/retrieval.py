@@ -125,11 +125,7 @@ class Retriever:
         if k is not None:
             check_count("k", k)
         guided = self._guided(use_llm, check_scope(scope))
-        user = yield from self.user.resolve_steps()
-        if scope == "user" and user is None:
-            raise ConfigurationError.for_value(
-                "scope", scope, f"session {self.session.session_id!r} belongs to no user_id"
-            )
+        user = yield from self.user.scope_steps(scope)
         state = self.indexer.state()
         sessions, indexes = [self.session.session_id], [state.index]
         if user is not None and scope == "user":  # every session brought up together

@@ -7,7 +7,7 @@ indexing lock (two objects of a process never index the same turns at once):
 
 * **turn nodes and events**, as of a position in the session's *index chain*: each
   indexing writes its events and nodes, then an index link naming the turns it indexed
-  and the events it wrote (:meth:`~..storage.SessionRecords.commit_link`, a
+  and the events it wrote (:meth:`~..storage.session_store.SessionNodes.commit_link`, a
   compare-and-set on the link number);
 * **what waits**: the turns without a node, in log order.
 
@@ -37,8 +37,7 @@ from ..retrieval.view import sync_steps as sync_views_steps
 from ..runtime.effects import Steps, store_call
 from ..session import SessionRef
 from ..storage import StoredTurn
-from ..storage.heads import INDEX_CHAIN, HeadRequest
-from ..storage.keys import SessionOwner
+from ..storage.heads import INDEX_CHAIN
 from ..storage.records import IndexLink
 
 __all__ = ["NODE_BYTES", "SessionIndex", "new_link", "session_index", "sync_steps"]
@@ -202,8 +201,8 @@ def sync_steps(
         yield from sync_views_steps(store, ns, {sid: state.view})
     caught_up = state.current and (yield from _links_steps(session, state))
     if not caught_up:
-        nodes = yield from store_call(store.records.get_turn_nodes, ns, sid)
-        events = yield from store_call(store.records.get_events, ns, sid)
+        nodes = yield from store_call(session.records.nodes.turn_nodes)
+        events = yield from store_call(session.records.nodes.events)
         state.load(nodes, events)
         yield from _position_steps(session, state)
     state.take_added()
@@ -218,11 +217,8 @@ def _position_steps(session: SessionRef, state: SessionIndex) -> Steps[None]:
         with state.index.lock:
             state.position, state.token = view.position, view.token
         return
-    owner = SessionOwner.of(session.namespace, session.session_id)
-    found = yield from store_call(
-        session.store.records.heads, session.namespace, [HeadRequest(owner, INDEX_CHAIN, 1)]
-    )
-    links = found[owner.key].links
+    found = yield from store_call(session.records.head, INDEX_CHAIN, 1)
+    links = found.links
     with state.index.lock:
         state.position = links[-1].number if links else 0
         state.token = links[-1].token if links else ""
@@ -241,21 +237,18 @@ def _links_steps(session: SessionRef, state: SessionIndex) -> Steps[bool]:
             links = view.links[state.linked :]
             state.linked = len(view.links)
     else:
-        owner = SessionOwner.of(session.namespace, session.session_id)
-        request = HeadRequest(owner, INDEX_CHAIN, state.position)
-        found = yield from store_call(session.store.records.heads, session.namespace, [request])
-        got = found[owner.key].links
+        found = yield from store_call(session.records.head, INDEX_CHAIN, state.position)
+        got = found.links
         at = next((x for x in got if x.number == state.position), None)
         if state.position and (at is None or at.token != state.token):
             return False
         links = [x for x in got if x.number > state.position]
     foreign = [x for x in links if x.number > state.position]
     if foreign:
-        ns, sid = session.namespace, session.session_id
         turn_ids = [t for x in foreign for t in x.turn_ids]
         event_ids = list(dict.fromkeys(e for x in foreign for e in x.event_ids))
-        nodes = yield from store_call(session.store.records.get_turn_nodes, ns, sid, turn_ids)
-        events = yield from store_call(session.store.records.get_events, ns, sid, event_ids)
+        nodes = yield from store_call(session.records.nodes.turn_nodes, turn_ids)
+        events = yield from store_call(session.records.nodes.events, event_ids)
         state.apply(nodes, events)
         for link in foreign:
             state.advance(link)

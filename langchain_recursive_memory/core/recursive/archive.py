@@ -7,7 +7,7 @@ freshness rule (:mod:`..storage.heads`) without reading its whole log again:
 
 * the turns this process appends and folds are put in as it writes them
   (:meth:`ArchiveIndex.appended`, :meth:`ArchiveIndex.folded`);
-* every read brings the session's state (:meth:`~..storage.SessionRecords.load`: the
+* every read brings the session's state (:meth:`~..storage.session_store.SessionSummaries.load`: the
   stamp, the summary versions from the hint on, the unfolded turns: what the context needs
   anyway); :meth:`ArchiveIndex.sync_steps` checks the view against it and reads by id only
   what the view does not hold;
@@ -85,7 +85,7 @@ class ArchiveIndex:
         return {self.session.session_id: (head, found, start)}
 
     def sync_steps(self, state: SessionState) -> Steps[TurnIndex]:
-        """The session's index, brought up to ``state`` (a fresh ``store.records.load``).
+        """The session's index, brought up to ``state`` (a fresh ``summaries.load()``).
 
         Reads nothing when the view has seen every version of ``state``; the versions it
         has not seen (and their turns it does not hold) by id; the whole log once when it

@@ -72,7 +72,7 @@ class DeprecatedNames:
     ) -> Context:
         """Deprecated since 0.2.0 (gone in 0.3.0): use ``context()`` (this was internal).
 
-        Returns the context of a loaded state (``store.records.load(...)``) and hits.
+        Returns the context of a loaded state (``session.summaries.load()``) and hits.
         """
         warn_deprecated(_old(self, "build_context()"), _old(self, "context()"))
         return self._build_context(state, hits)

@@ -95,11 +95,7 @@ class DerivedWriter:
             return []
         facts = stated(facts, chunk)
         try:
-            return (
-                yield from store_call(
-                    session.store.records.upsert_facts, session.namespace, session.session_id, facts
-                )
-            )
+            return (yield from store_call(session.records.facts.upsert, facts))
         except StoreError as exc:
             logger.warning(
                 "session %r: facts of a fold not written (%s); a later fold extracts them",
@@ -161,17 +157,15 @@ class DerivedWriter:
         if not records:
             return written
         have = yield from store_call(
-            session.store.records.vector_ids, space, [r.id for r in records]
+            session.records.vectors.existing, space, [r.id for r in records]
         )
         records = [r for r in records if r.id not in have or refresh_facts]
         if not records:
             return written
         vectors = yield from embed_documents([r.text for r in records])
         yield from store_call(
-            session.store.records.add_vectors,
+            session.records.vectors.put,
             space,
-            session.namespace,
-            session.session_id,
             [
                 VectorRecord(r.id, r.kind, r.ref, v, text_hash(r.text))
                 for r, v in zip(records, vectors, strict=True)

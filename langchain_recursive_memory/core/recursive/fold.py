@@ -2,7 +2,7 @@
 
 A fold loads the session, asks :func:`~.planner.plan_fold` what to fold, summarizes each
 chunk into the next summary version and commits it compare-and-set
-(:meth:`~..storage.SessionRecords.commit_summary`): a writer that loses reloads and plans
+(:meth:`~..storage.session_store.SessionSummaries.commit`): a writer that loses reloads and plans
 again (at most :data:`MAX_FOLD_RELOADS` times), so concurrent folds of one session never
 fold a message twice. After each committed version the fold's facts and vectors are
 written (derived state).
@@ -17,12 +17,13 @@ Under concurrency (several processes or machines on one session, through a Chrom
 server) three rules keep the work useful and the summary in log order:
 
 * **a fold lease**: a fold started by ``add`` first claims the session's lease in the
-  store (:meth:`~..storage.SessionRecords.claim_fold`); while another writer holds it, the
-  fold is skipped (``skipped="leased"``) instead of summarizing what the holder is
-  summarizing. A holder that dies holds it at most two lease periods.
+  store (:meth:`~..storage.session_store.SessionSummaries.claim_lease`); while another
+  writer holds it, the fold is skipped (``skipped="leased"``) instead of summarizing
+  what the holder is summarizing. A holder that dies holds it at most two lease periods.
 * **settled order**: a turn whose write landed after a fold that folded turns ordered
-  after it is moved after them before it is folded (:meth:`~..storage.SessionRecords.settle`),
-  so each version's turns follow the previous version's in log order.
+  after it is moved after them before it is folded
+  (:meth:`~..storage.session_store.SessionTurns.settle`), so each version's turns
+  follow the previous version's in log order.
 * **a deadline**: a fold started by ``add`` gives up after ``retry.fold_deadline``
   seconds (its turns wait, unfolded, for a later add), so a hanging summarizer cannot
   hold a chat turn for ``timeout x attempts``.
@@ -124,11 +125,7 @@ class _Lease:
         """Claim (or renew) the lease; whether this fold holds it."""
         session = self.session
         self.held = yield from store_call(
-            session.store.records.claim_fold,
-            session.namespace,
-            session.session_id,
-            self.holder,
-            self.period,
+            session.records.summaries.claim_lease, self.holder, self.period
         )
         self.refused = not self.held
         return self.held
@@ -137,13 +134,7 @@ class _Lease:
         """Give the lease up (best effort: an unreleased lease expires)."""
         session = self.session
         try:
-            yield from store_call(
-                session.store.records.release_fold,
-                session.namespace,
-                session.session_id,
-                self.holder,
-                self.period,
-            )
+            yield from store_call(session.records.summaries.release_lease, self.holder, self.period)
         except StoreError as exc:
             logger.info("session %r: fold lease not released (%s)", session.session_id, exc)
         self.held = False
@@ -279,9 +270,7 @@ class FoldRunner:
         loads again (:data:`MAX_FOLD_RELOADS`).
         """
         session = self.session
-        state = yield from store_call(
-            session.store.records.load, session.namespace, session.session_id
-        )
+        state = yield from store_call(session.records.summaries.load)
         progress.summary = state.summary
         plan = self._plan(state, force, reserve, keep)
         self.observe(state.turns, state.question)
@@ -292,7 +281,7 @@ class FoldRunner:
             if not (yield from lease.claim_steps()):
                 return False  # another writer folds the session now
             claimed = True
-        settled = yield from store_call(session.store.records.settle, state)
+        settled = yield from store_call(session.records.turns.settle, state)
         if settled is not state:  # late turns moved after the summary: plan them in order
             state = settled
             plan = self._plan(state, force, reserve, keep)
@@ -312,7 +301,7 @@ class FoldRunner:
                 t.id for t in state.turns if t.id not in done_ids and t.seq < new.last_seq
             )
             new = replace(new, passed_ids=passed)
-            won = yield from store_call(session.store.records.commit_summary, new, repair)
+            won = yield from store_call(session.records.summaries.commit, new, repair)
             if not won:
                 return True
             progress.summary, repair = new, ()

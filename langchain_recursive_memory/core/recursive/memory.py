@@ -247,18 +247,12 @@ class RecursiveMemory(DeprecatedNames, Engine):
         if k is not None:
             check_count("k", k)
         check_tokens("reserve", reserve)
-        state = yield from store_call(self.store.records.load, self.namespace, self.session_id)
+        state = yield from store_call(self.session.records.summaries.load)
         self._fold_runner.observe(state.turns, state.question)
         base = self._build_context(state, reserve=reserve)
         if query is None or not query.strip() or self.config.recall_tokens == 0:
             return base
-        if self.recall_scope == USER and (yield from self.user.resolve_steps()) is None:
-            raise ConfigurationError.for_value(
-                "recall_scope",
-                self.recall_scope,
-                f"session {self.session_id!r} belongs to no user_id: give user_id (or "
-                "recall_scope='session')",
-            )
+        yield from self.user.scope_steps(self.recall_scope, "recall_scope")
         exclude = {t.id for t in base.window if t.id is not None}
         hits = yield from self._recaller.recall_steps(
             query, k or CONTEXT_RECALL_K, KINDS, exclude, state, self.recall_scope, day
@@ -275,9 +269,10 @@ class RecursiveMemory(DeprecatedNames, Engine):
 
     def _reindex_steps(self) -> Steps[int]:
         yield from self.user_steps()
-        turns = yield from store_call(self.store.records.turns, self.namespace, self.session_id)
-        facts = yield from store_call(self.store.records.get_facts, self.namespace, self.session_id)
-        state = yield from store_call(self.store.records.load, self.namespace, self.session_id)
+        records = self.session.records
+        turns = yield from store_call(records.turns.all)
+        facts = yield from store_call(records.facts.get)
+        state = yield from store_call(records.summaries.load)
         shown = self._build_context(state).window
         window = {t.id for t in shown} - {state.question.id if state.question else None}
         archived = [t for t in turns if t.id not in window]
@@ -454,9 +449,7 @@ class RecursiveMemory(DeprecatedNames, Engine):
 
     def _facts_steps(self) -> Steps[list[Fact]]:
         yield from self.user_steps()
-        return (
-            yield from store_call(self.store.records.get_facts, self.namespace, self.session_id)
-        )
+        return (yield from store_call(self.session.records.facts.get))
 
     def reindex(self) -> int:
         """Embed every archived turn and fact that has no vector yet.
@@ -508,11 +501,7 @@ class RecursiveMemory(DeprecatedNames, Engine):
         return await self.runner.arun(self._summary_steps())
 
     def _summary_steps(self) -> Steps[Summary | None]:
-        return (
-            yield from store_call(
-                self.store.records.latest_summary, self.namespace, self.session_id
-            )
-        )
+        return (yield from store_call(self.session.records.summaries.latest))
 
 
 def _check_settings(

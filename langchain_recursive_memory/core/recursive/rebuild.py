@@ -84,7 +84,8 @@ class Rebuilder:
             ModelError: When a facts call failed (call again: it resumes).
             StoreError: When Chroma failed (call again: it resumes).
         """
-        store, ns, user = self.session.store, self.session.namespace, self.user.user_id
+        ns, user = self.session.namespace, self.user.user_id
+        markers = self.session.store.parts.markers
         done: list[str] = []
         resumed = False
         if whole_user:
@@ -98,14 +99,10 @@ class Rebuilder:
             yield from self._session_steps(session_id, run, statements=not whole_user)
             if whole_user:
                 done.append(session_id)
-                yield from store_call(
-                    store.records.set_rebuild_marker, ns, user, FACTS_TASK, done, user=True
-                )
+                yield from store_call(markers.set, ns, user, FACTS_TASK, done, user=True)
         yield from self._facts_vectors_steps(run)
         if whole_user:
-            yield from store_call(
-                store.records.set_rebuild_marker, ns, user, FACTS_TASK, None, user=True
-            )
+            yield from store_call(markers.set, ns, user, FACTS_TASK, None, user=True)
         return run.result(sessions)
 
     def _plan_steps(self, sessions: Sequence[str], on_progress: OnProgress) -> Steps[RebuildRun]:
@@ -113,8 +110,9 @@ class Rebuilder:
         store, ns = self.session.store, self.session.namespace
         total = 1
         for session_id in sessions:
-            marker = yield from store_call(store.records.rebuild_marker, ns, session_id, FACTS_TASK)
-            versions = yield from store_call(store.records.summaries, ns, session_id)
+            records = store.session(ns, session_id)
+            marker = yield from store_call(records.marker, FACTS_TASK)
+            versions = yield from store_call(records.summaries.versions)
             after = int(marker or 0)
             total += 1 + (sum(v.version > after for v in versions) if self.facts_on else 0)
         return RebuildRun(total, on_progress)
@@ -129,52 +127,44 @@ class Rebuilder:
         version (a session's marker would skip the versions whose facts were wiped).
         """
         store, ns = self.session.store, self.session.namespace
-        done = yield from store_call(store.records.rebuild_marker, ns, user, FACTS_TASK, user=True)
+        markers = store.parts.markers
+        done = yield from store_call(markers.get, ns, user, FACTS_TASK, user=True)
         if done is not None:
             return [str(s) for s in done], True
         if self.facts_on:
-            yield from store_call(store.records.drop_user_facts, ns, user)
+            yield from store_call(store.parts.shared_facts.drop, ns, user)
         for session_id in sessions:
-            yield from store_call(
-                store.records.set_rebuild_marker, ns, session_id, FACTS_TASK, None
-            )
-        yield from store_call(store.records.set_rebuild_marker, ns, user, FACTS_TASK, [], user=True)
+            yield from store_call(markers.set, ns, session_id, FACTS_TASK, None)
+        yield from store_call(markers.set, ns, user, FACTS_TASK, [], user=True)
         return [], False
 
     def _session_steps(self, session_id: str, run: RebuildRun, *, statements: bool) -> Steps[None]:
         """Rebuild one session's facts and window vectors (resuming from its marker)."""
-        store, ns, space = self.session.store, self.session.namespace, self.models.space
-        marker = yield from store_call(store.records.rebuild_marker, ns, session_id, FACTS_TASK)
+        space = self.models.space
+        records = self.session.store.session(self.session.namespace, session_id)
+        marker = yield from store_call(records.marker, FACTS_TASK)
         if marker is not None:
             run.resumed = True
         else:
             if self.facts_on:
-                yield from store_call(
-                    store.records.drop_facts, ns, session_id, statements=statements
-                )
+                yield from store_call(records.facts.drop, statements=statements)
             if space is not None:
-                yield from store_call(store.records.drop_vectors, space, ns, session_id)
+                yield from store_call(records.vectors.drop, space)
             marker = 0
-            yield from store_call(store.records.set_rebuild_marker, ns, session_id, FACTS_TASK, 0)
+            yield from store_call(records.set_marker, FACTS_TASK, 0)
         if self.facts_on:
-            versions = yield from store_call(store.records.summaries, ns, session_id)
+            versions = yield from store_call(records.summaries.versions)
             for version in [v for v in versions if v.version > int(marker)]:
-                chunk = yield from store_call(
-                    store.records.get_turns, ns, session_id, version.turn_ids
-                )
+                chunk = yield from store_call(records.turns.by_ids, version.turn_ids)
                 facts = yield from self.summarizer.facts_steps(chunk)
                 if facts:
-                    merged = yield from store_call(
-                        store.records.upsert_facts, ns, session_id, stated(facts, chunk)
-                    )
+                    merged = yield from store_call(records.facts.upsert, stated(facts, chunk))
                     run.facts += len(merged)
                 run.versions += 1
-                yield from store_call(
-                    store.records.set_rebuild_marker, ns, session_id, FACTS_TASK, version.version
-                )
+                yield from store_call(records.set_marker, FACTS_TASK, version.version)
                 run.step(session_id, "facts")
         run.vectors += yield from self._windows_steps(session_id)
-        yield from store_call(store.records.set_rebuild_marker, ns, session_id, FACTS_TASK, None)
+        yield from store_call(records.set_marker, FACTS_TASK, None)
         run.step(session_id, "vectors")
 
     def _windows_steps(self, session_id: str) -> Steps[int]:
@@ -185,8 +175,9 @@ class Rebuilder:
         archive = self.archive
         if session_id != self.session.session_id:
             archive = ArchiveIndex(SessionRef(store, ns, session_id), self.archive.params)
-        state = yield from store_call(store.records.load, ns, session_id)
-        log = yield from store_call(store.records.turns, ns, session_id)
+        records = archive.session.records
+        state = yield from store_call(records.summaries.load)
+        log = yield from store_call(records.turns.all)
         folded = [t.id for t in log if t.folded_in and t.turn.text.strip()]
         return (yield from archive.embed_steps(state, space, folded))
 
@@ -194,8 +185,6 @@ class Rebuilder:
         """Embed the facts the memory sees (its user's too) again."""
         session = self.session
         if self.models.space is not None:
-            facts = yield from store_call(
-                session.store.records.get_facts, session.namespace, session.session_id
-            )
+            facts = yield from store_call(session.records.facts.get)
             run.vectors += yield from self.derived.index_steps((), facts, None)
         run.step(session.session_id, "vectors")

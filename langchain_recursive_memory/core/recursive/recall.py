@@ -15,7 +15,7 @@ as the session grows (never rebuilt per read); the facts' BM25 index is rebuilt 
 they change.
 
 **A user's sessions.** When the session belongs to a user, its facts are the user's (learned
-in any of the user's sessions, see :meth:`~..storage.SessionRecords.get_facts`): they are
+in any of the user's sessions, see :meth:`~..storage.session_store.SessionFacts.get`): they are
 recalled by default, read again whenever the user's facts change (its stamp). Archived
 turns come from this session only (``scope="session"``, the default: another
 conversation's words only when asked) or from every session of the user
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..cache import session_cache_key
-from ..errors import ConfigurationError, EmbeddingError, InvalidInputError, StoreError
+from ..errors import EmbeddingError, InvalidInputError, StoreError
 from ..facts import Fact
 from ..retrieval.dense import Candidate, nearest_steps, unit
 from ..retrieval.facts import fact_texts, rank_facts
@@ -166,15 +166,10 @@ class Recaller:
         """
         check_text("query", query)
         check_count("k", k)
-        check_scope(scope)
-        user = yield from self.user.resolve_steps()
-        if scope == "user" and user is None:
-            raise ConfigurationError.for_value(
-                "scope", scope, f"session {self.session.session_id!r} belongs to no user_id"
-            )
-        store, ns, sid = self.session.store, self.session.namespace, self.session.session_id
+        user = yield from self.user.scope_steps(scope)
+        sid = self.session.session_id
         if state is None:
-            state = yield from store_call(store.records.load, ns, sid)
+            state = yield from store_call(self.session.records.summaries.load)
         if exclude is None:
             exclude = {t.id for t in self.builder.build(state).window if t.id is not None}
         facts: Sequence[Fact] = ()
@@ -231,15 +226,13 @@ class Recaller:
         key: tuple[Any, ...] | None = (stamp.epoch, stamp.facts) if stamp is not None else None
         if user is not None and key is not None:
             user_stamp = yield from store_call(
-                self.session.store.records.user_stamp, self.session.namespace, user
+                self.session.store.parts.shared_facts.stamp, self.session.namespace, user
             )
             key = (*key, user_stamp)
         cache = self._cache()
         if key is None or cache.facts_key != key:
             session = self.session
-            facts = yield from store_call(
-                session.store.records.get_facts, session.namespace, session.session_id
-            )
+            facts = yield from store_call(session.records.facts.get)
             cache.facts = tuple(facts)
             cache.fact_candidates = tuple(
                 Candidate(self.derived.fact_record_id(f), "fact", f.key, text_hash(f.text))

@@ -164,9 +164,7 @@ class Summarizer:
     def _related_facts_steps(self, turns: Sequence[Turn]) -> Steps[list[Fact]]:
         """The stored facts most related to ``turns`` (shown to the model to update them)."""
         session = self.session
-        stored = yield from store_call(
-            session.store.records.get_facts, session.namespace, session.session_id
-        )
+        stored = yield from store_call(session.records.facts.get)
         if len(stored) <= KNOWN_FACTS_IN_PROMPT:
             return stored
         index = LexicalIndex([f"{f.key} {f.text}" for f in stored])

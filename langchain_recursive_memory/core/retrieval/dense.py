@@ -33,7 +33,6 @@ __all__ = [
     "Candidate",
     "cosine_top",
     "nearest_steps",
-    "remember_vectors",
     "unit",
     "vectors_steps",
 ]
@@ -107,7 +106,7 @@ def vectors_steps(
     if not missing:
         return found
     records = yield from store_call(
-        source.records.vectors_by_ids, space, namespace, session_id, missing
+        source.session(namespace, session_id).vectors.by_ids, space, missing
     )
     digests = {c.record_id: c.text_hash for c in wanted}
     fresh = []
@@ -122,21 +121,6 @@ def vectors_steps(
     if fresh:
         _remember(source, key, entry, fresh)
     return found
-
-
-def remember_vectors(
-    source: MemoryStore,
-    space: str,
-    scope: tuple[str, str],
-    items: Sequence[tuple[str, str, Sequence[float]]],
-) -> None:
-    """Cache vectors just written: ``(record id, text hash, vector)`` items of a session."""
-    namespace, session_id = scope
-    key = (*session_cache_key(namespace, session_id), "vectors", space)
-    entry = source.caches.sessions.get(key) or _SessionVectors()
-    units = [(rid, digest, vec) for rid, digest, v in items if (vec := unit(v)) is not None]
-    if units:
-        _remember(source, key, entry, units)
 
 
 def nearest_steps(

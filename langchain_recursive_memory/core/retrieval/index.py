@@ -3,10 +3,11 @@
 Both engines rank a session's turns (:mod:`.ranking`) and score them densely against
 windows of neighbouring turns (:mod:`.windows`). A :class:`TurnIndex` holds what that
 needs for one session and follows the session as it grows: new turns are appended, a
-turn that lands out of order (or moves, see :meth:`~..storage.SessionRecords.settle`) cuts
-the index back to where it belongs and the cut tail is appended again. A change costs
-the turns it touches, never the whole session, so a read at 10,000 turns costs what it
-does at 1,000 (DESIGN.md, invariant 7).
+turn that lands out of order (or moves, see
+:meth:`~..storage.session_store.SessionTurns.settle`) cuts the index back to where it
+belongs and the cut tail is appended again. A change costs the turns it touches, never
+the whole session, so a read at 10,000 turns costs what it does at 1,000 (the cost of a
+turn must not grow with what the memory already holds).
 
 What it holds:
 

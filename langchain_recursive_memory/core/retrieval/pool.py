@@ -115,15 +115,6 @@ class TurnPool:
                 return None if local is None else int(self.offsets[part]) + local
         return None
 
-    def mask(self, session_id: str, turn_ids: Sequence[str]) -> np.ndarray:
-        """A mask of the pool positions of a session's turns."""
-        out = np.zeros(self.size, bool)
-        for tid in turn_ids:
-            position = self.position(session_id, tid)
-            if position is not None:
-                out[position] = True
-        return out
-
     def similarity(self, query: np.ndarray, wanted: np.ndarray) -> dict[int, np.ndarray]:
         """Cosine similarity of a unit query with each window of the pool, per radius.
 
@@ -197,7 +188,7 @@ def user_pool_steps(
         The user's session ids (the asking one last if it is not stored to yet) and their
         indexes, in the same order: a :class:`TurnPool`'s ``sessions`` and ``indexes``.
     """
-    sessions = yield from store_call(store.records.user_sessions, namespace, user_id)
+    sessions = yield from store_call(store.parts.directory.user_sessions, namespace, user_id)
     memory = {s.session_id: s.settings.get("memory") for s in sessions}
     ids = list(memory)
     if session_id not in memory:  # a new session, not stored to yet

@@ -26,7 +26,7 @@ Example:
     >>> from langchain_recursive_memory.core import MemoryStore, Turn
     >>> from langchain_recursive_memory.core.runtime.runner import Runner
     >>> store = MemoryStore.in_memory()
-    >>> _ = store.records.append("default", "s1", [Turn(role="user", text="hi")], [2], "o200k_base")
+    >>> _ = store.session("default", "s1").turns.append([Turn(role="user", text="hi")], [2], "e")
     >>> view = session_view(store, "default", "s1")
     >>> Runner().run(sync_steps(store, "default", {"s1": view}))
     >>> [t.turn.text for t in view.index.turns], view.complete
@@ -42,7 +42,7 @@ from typing import Any
 from ..cache import session_cache_key
 from ..events import DEFAULT_MAX_EVENT_TURNS, DEFAULT_SESSION_GAP
 from ..runtime.effects import Steps, store_call
-from ..storage import MemoryStore, StoredTurn
+from ..storage import MemoryStore, SessionStore, StoredTurn
 from ..storage.heads import INDEX_CHAIN, SUMMARY_CHAIN, Head, HeadRequest, chain_of
 from ..storage.keys import SessionOwner
 from ..storage.records import IndexLink, SessionStamp, Summary
@@ -245,29 +245,31 @@ def sync_steps(
             head does not reach back to the view's position.
     """
     given = dict(given or {})
+    frontier = store.parts.frontier
     owners = {sid: SessionOwner.of(namespace, sid) for sid in views}
     with_given = {sid for sid, (_, _, start) in given.items() if _reaches(views[sid], start)}
     warm = [sid for sid, v in views.items() if v.complete and sid not in with_given]
     heads: dict[str, Head] = {sid: given[sid][0] for sid in with_given}
     if warm:
         requests = [HeadRequest(owners[s], views[s].chain, views[s].position) for s in warm]
-        found = yield from store_call(store.records.heads, namespace, requests)
+        found = yield from store_call(frontier.heads, requests)
         heads.update((sid, found[owners[sid].key]) for sid in warm)
     going = [sid for sid in heads if views[sid].check(heads[sid])]
     opened = {sid: given[sid][1] for sid in going if sid in with_given}
     reading = [sid for sid in going if sid not in opened]
     if reading:
-        chains = {sid: views[sid].chain for sid in reading}
-        held = {sid: views[sid].index.seq_map() for sid in reading}
-        got = yield from store_call(store.records.open_turns, namespace, chains, held)
-        opened.update(got)
+        chains = {owners[sid]: views[sid].chain for sid in reading}
+        held = {owners[sid].key: views[sid].index.seq_map() for sid in reading}
+        got = yield from store_call(frontier.open_turns, chains, held)
+        opened.update((sid, got[owners[sid].key]) for sid in reading)
     for sid in going:
         view = views[sid]
         with view.index.lock:
             wanted = view.wanted(heads[sid], opened[sid])
         fetched = []
         if wanted:
-            fetched = yield from store_call(store.records.get_turns, namespace, sid, wanted)
+            records = store.session(namespace, sid)
+            fetched = yield from store_call(records.turns.by_ids, wanted)
         with view.index.lock:
             if view.check(heads[sid]):
                 view.follow(heads[sid], opened[sid], fetched)
@@ -289,36 +291,32 @@ def _rebuild_steps(store: MemoryStore, owner: SessionOwner, view: SessionView) -
     finds it after the position and takes it in. A session stored before stamps existed
     gets one now (so that a clear of it is seen).
     """
-    ns, sid = owner.namespace, owner.session_id
-    stamp_head = yield from store_call(store.records.heads, ns, [HeadRequest(owner, None, 0)])
-    stamp = stamp_head[owner.key].stamp
+    records = store.session(owner.namespace, owner.session_id)
+    head = yield from store_call(records.head, None, 0)
+    stamp = head.stamp
     chain = chain_of(stamp.memory) if stamp is not None and stamp.memory else view.chain
-    last = yield from _last_link_steps(store, owner, chain, stamp)
-    turns = yield from store_call(store.records.turns, ns, sid)
+    last = yield from _last_link_steps(records, chain, stamp)
+    turns = yield from store_call(records.turns.all)
     if stamp is None and turns:
-        memory = "higmem" if chain == INDEX_CHAIN else "recursive"
-        yield from store_call(store.records.stamp_session, ns, sid, memory)
-        again = yield from store_call(store.records.heads, ns, [HeadRequest(owner, None, 0)])
-        stamp = again[owner.key].stamp
+        yield from store_call(records.stamp, "higmem" if chain == INDEX_CHAIN else "recursive")
+        again = yield from store_call(records.head, None, 0)
+        stamp = again.stamp
     with view.index.lock:
         view.rebuilt(stamp.epoch if stamp is not None else "", last, turns, chain)
     account(store, view)
 
 
 def _last_link_steps(
-    store: MemoryStore, owner: SessionOwner, chain: str, stamp: SessionStamp | None
+    records: SessionStore, chain: str, stamp: SessionStamp | None
 ) -> Steps[Link | None]:
     """The last link of a session's chain, read on from a recent one (a hint)."""
-    ns = owner.namespace
     if chain == SUMMARY_CHAIN:
-        start = yield from store_call(store.records.summary_hint, ns, owner.session_id)
+        start = yield from store_call(records.summaries.hint)
     else:
         start = stamp.index_hint if stamp is not None else 0
-    found = yield from store_call(store.records.heads, ns, [HeadRequest(owner, chain, start)])
-    head = found[owner.key]
+    head = yield from store_call(records.head, chain, start)
     links: list[Link] = list(head.versions) if chain == SUMMARY_CHAIN else list(head.links)
     if not links and start > 1:  # a stale hint (the session started again): from the first
-        found = yield from store_call(store.records.heads, ns, [HeadRequest(owner, chain, 1)])
-        head = found[owner.key]
+        head = yield from store_call(records.head, chain, 1)
         links = list(head.versions) if chain == SUMMARY_CHAIN else list(head.links)
     return links[-1] if links else None

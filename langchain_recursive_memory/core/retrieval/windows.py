@@ -201,7 +201,7 @@ class WindowVectors:
         namespace, session_id = scope
         ids = [c.record_id for _, _, c in missing]
         records = yield from store_call(
-            source.records.vectors_by_ids, space, namespace, session_id, ids
+            source.session(namespace, session_id).vectors.by_ids, space, ids
         )
         stored = {rec.id: rec for rec in records}
         still: list[tuple[int, int, Candidate]] = []
@@ -226,7 +226,7 @@ class WindowVectors:
             VectorRecord(c.record_id, c.kind, c.ref, v, c.text_hash)
             for (_, _, c), v in zip(still, vectors, strict=True)
         ]
-        yield from store_call(source.records.add_vectors, space, namespace, session_id, new)
+        yield from store_call(source.session(namespace, session_id).vectors.put, space, new)
         units = [(r, i, c, unit(v)) for (r, i, c), v in zip(still, vectors, strict=True)]
         self._apply(space, [(r, i, c, v) for r, i, c, v in units if v is not None])
         return len(new)
@@ -262,24 +262,3 @@ class WindowVectors:
                 sims[:m] = np.where(rows, w.matrix[:m] @ query, np.nan)
             out[r] = sims
         return out
-
-    def similarity_steps(
-        self,
-        source: MemoryStore,
-        space: str,
-        scope: tuple[str, str],
-        query_vector: Sequence[float],
-        wanted: np.ndarray,
-    ) -> Steps[dict[int, np.ndarray]]:
-        """:meth:`similarity`, after giving every ``wanted`` window a vector (embedding).
-
-        Raises:
-            EmbeddingError: When a missing window could not be embedded.
-            StoreError: When Chroma failed.
-        """
-        query = unit(query_vector)
-        n = len(self._turns)
-        if query is None:
-            return {r: np.full(n, np.nan, np.float32) for r in self.radii}
-        yield from self.embed_steps(source, space, scope, np.flatnonzero(wanted))
-        return self.similarity(query, wanted)

@@ -14,7 +14,7 @@ The engines' operations (add, fold, recall, retrieve...) are written once, as ge
 Steps never yield effects directly; they call the typed helpers below with ``yield from``,
 which give the result its type::
 
-    state = yield from store_call(self.store.records.load, namespace, session_id)  # SessionState
+    state = yield from store_call(session.records.summaries.load)  # a SessionState
 
 A :class:`~.runner.Runner` performs the effects, with blocking calls or with ``await``.
 

@@ -40,7 +40,7 @@ links of either chain) and :meth:`SessionHeads.read_heads`, that request for sev
 Example:
     >>> from langchain_recursive_memory.core import MemoryStore
     >>> from langchain_recursive_memory.core.storage.keys import SessionOwner
-    >>> heads = MemoryStore.in_memory().records.repos.heads
+    >>> heads = MemoryStore.in_memory().parts.repos.heads
     >>> owner = SessionOwner.of("default", "s1")
     >>> heads.ensure_stamp(owner, "higmem")
     >>> found = heads.read_heads([HeadRequest(owner, "h", 0)])[owner.key]

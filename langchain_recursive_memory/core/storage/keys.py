@@ -51,6 +51,7 @@ __all__ = [
     "EVENT_KIND",
     "FACT_KIND",
     "MAX_ID_LENGTH",
+    "OPEN_FLAGS",
     "PREFIX_RE",
     "REBUILD_TASKS",
     "SCHEMA",
@@ -64,17 +65,16 @@ __all__ = [
     "event_vector_id",
     "fact_record_id",
     "fold_lease_id",
+    "index_link_id",
     "kind_key",
     "kinds_filter",
     "namespace_filter",
     "new_turn_id",
     "new_usage_id",
-    "rebuild_key",
-    "OPEN_FLAGS",
-    "index_link_id",
     "open_filter",
     "open_key",
     "owned_fact_record_id",
+    "rebuild_key",
     "session_filter",
     "session_key",
     "session_record_id",
@@ -84,7 +84,6 @@ __all__ = [
     "text_hash",
     "turn_node_id",
     "turn_record_id",
-    "turn_vector_id",
     "user_fact_record_id",
     "user_filter",
     "user_key",
@@ -270,11 +269,6 @@ def turn_node_id(skey: str, turn_id: str) -> str:
     return f"{skey}:n:{turn_id}"
 
 
-def head_record_id(skey: str) -> str:
-    """Return the id of a session's HiGMem index head of 0.1.x mains (no longer written)."""
-    return f"{skey}:head"
-
-
 def stamp_record_id(skey: str) -> str:
     """Return the id of the session's stamp record (beside its summaries, see :mod:`.heads`)."""
     return f"{skey}:stamp"
@@ -332,11 +326,6 @@ def new_usage_id() -> str:
 
 
 # -- vector record ids and kinds --------------------------------------------------------
-
-
-def turn_vector_id(skey: str, turn_id: str) -> str:
-    """Return the id of a turn's vector (the same as its log record id)."""
-    return turn_record_id(skey, turn_id)
 
 
 def window_vector_id(skey: str, radius: int, turn_id: str) -> str:
@@ -425,9 +414,10 @@ class SessionOwner:
     """A checked namespace and session id, with its session key (and its user, if known).
 
     Build it with :meth:`of`, which validates; the repositories take an owner, so every
-    read and write they do is scoped to one session (invariant 3). An owner that knows the
-    session's user tags every record it writes with it (``uid``, ``uk``); reads never
-    depend on it.
+    read and write they do is scoped to one session (no API returns another session's
+    data, but another session of the same user when asked for the user's scope). An
+    owner that knows the session's user tags every record it writes with it (``uid``,
+    ``uk``); reads never depend on it.
 
     Attributes:
         namespace: The namespace.

@@ -1,7 +1,7 @@
 """The lifecycle of sessions and users: listing, describing, expiring, clearing, forgetting.
 
-:class:`SessionLifecycle` is the part of :class:`~.session_records.SessionRecords` that
-works on whole sessions and users, through the store's repositories;
+:class:`SessionLifecycle` is the part of a store (``store.parts.lifecycle``) that works on
+whole sessions and users, through the store's repositories;
 :class:`~.store.MemoryStore` offers its listing, expiring, clearing and forgetting to
 applications.
 
@@ -23,10 +23,11 @@ from typing import Any
 
 from ..cache import StoreCaches
 from ..errors import ConfigurationError
+from .directory import UserDirectory
 from .keys import EVENT_KIND, SessionOwner, UserOwner, kinds_filter
 from .records import SessionInfo
 from .repositories import Repositories
-from .users import UserDirectory
+from .user_facts import UserFacts
 
 __all__ = ["EXPIRE_BY", "SessionLifecycle"]
 
@@ -41,18 +42,21 @@ def _finite(value: object) -> bool:
 class SessionLifecycle:
     """Whole-session and whole-user operations over the store's repositories.
 
-    A part of :class:`~.session_records.SessionRecords` (its :attr:`lifecycle`).
+    A part of a store (``store.parts.lifecycle``).
 
     Args:
         repos: The store's repositories.
-        directory: Which user each session belongs to (and the users' facts).
+        directory: Which user each session belongs to.
+        shared_facts: The users' facts (what a session stated leaves them with it).
         caches: The store's caches (what a deletion deleted leaves them).
 
     Example:
         >>> from langchain_recursive_memory.core import MemoryStore, Turn
-        >>> records = MemoryStore.in_memory().records
-        >>> _ = records.append("default", "s1", [Turn(role="user", text="hi")], [5], "o200k_base")
-        >>> lifecycle = records.lifecycle
+        >>> store = MemoryStore.in_memory()
+        >>> _ = store.session("default", "s1").turns.append(
+        ...     [Turn(role="user", text="hi")], [5], "o200k_base"
+        ... )
+        >>> lifecycle = store.parts.lifecycle
         >>> [s.session_id for s in lifecycle.sessions()]
         ['s1']
         >>> lifecycle.clear("default", "s1")
@@ -60,9 +64,16 @@ class SessionLifecycle:
         []
     """
 
-    def __init__(self, repos: Repositories, directory: UserDirectory, caches: StoreCaches) -> None:
+    def __init__(
+        self,
+        repos: Repositories,
+        directory: UserDirectory,
+        shared_facts: UserFacts,
+        caches: StoreCaches,
+    ) -> None:
         self.repos = repos
         self.directory = directory
+        self.shared_facts = shared_facts
         self.caches = caches
 
     def sessions(self, namespace: str | None = None) -> list[SessionInfo]:
@@ -180,7 +191,7 @@ class SessionLifecycle:
 
     def _clear_derived(self, owner: SessionOwner, user: str | None) -> None:
         if user is not None:
-            self.directory.drop_from_user(owner.namespace, owner.session_id, user)
+            self.shared_facts.drop_session(owner.namespace, owner.session_id, user)
         self.repos.summary_log.clear(owner)
         self.repos.fact_table.clear(owner)
         self.repos.turn_nodes.clear(owner)
@@ -204,7 +215,7 @@ class SessionLifecycle:
         owner = SessionOwner.of(namespace, session_id)
         user = self.directory.session_user(namespace, session_id)
         if statements and user is not None:
-            self.directory.drop_from_user(namespace, session_id, user)
+            self.shared_facts.drop_session(namespace, session_id, user)
         self.repos.fact_table.clear(owner)
         self.repos.heads.touch(self.directory.owner(namespace, session_id), facts=True)
 
@@ -213,13 +224,6 @@ class SessionLifecycle:
         owner = SessionOwner.of(namespace, session_id)
         self.repos.vector_spaces.delete_where(owner.where, spaces=[space])
         self.repos.heads.touch(self.directory.owner(namespace, session_id), epoch=True)
-
-    def drop_user_facts(self, namespace: str, user_id: str) -> None:
-        """Delete every fact of the user and their vectors (a user's rebuild starts so)."""
-        user = UserOwner.of(namespace, user_id)
-        self.repos.fact_table.clear(user)
-        self.repos.vector_spaces.clear(user)
-        self.repos.user_list.touch(user)
 
     def drop_nodes(self, namespace: str, session_id: str) -> None:
         """Delete the session's HiGMem turn and event nodes and the events' vectors."""

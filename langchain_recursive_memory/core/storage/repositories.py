@@ -1,12 +1,12 @@
 """The store's repositories, one per collection, opened together over one client.
 
-:class:`Repositories` is what :class:`~.session_records.SessionRecords` and its parts
-(:class:`~.users.UserDirectory`, :class:`~.lifecycle.SessionLifecycle`) share: each
-holds the same bundle, built once per store.
+:class:`Repositories` is what the parts of a store (:class:`~.session_store.StoreParts`)
+and its sessions' handles (:class:`~.session_store.SessionStore`) share: each holds the
+same bundle, built once per store object.
 
 Example:
     >>> from langchain_recursive_memory.core import MemoryStore
-    >>> repos = MemoryStore.in_memory().records.repos
+    >>> repos = MemoryStore.in_memory().parts.repos
     >>> type(repos.turn_log).__name__, repos.turn_log is repos.turn_log
     ('TurnLog', True)
 """

@@ -168,13 +168,6 @@ class Repository:
         """Delete every record a metadata filter matches."""
         self.chroma.call(what, partial(self.collection.delete, where=dict(where)))
 
-    def record_ids(self, owner: AnyScope) -> list[str]:
-        """Return the ids of the session's records (cheap: no documents)."""
-        got = self.chroma.call(
-            f"read {self.name} ids", lambda: self.collection.get(where=owner.where, include=[])
-        )
-        return list(got["ids"])
-
     def clear(self, owner: AnyScope) -> None:
         """Delete every record of the session (or of the user's own)."""
         self.chroma.call(

@@ -1,11 +1,11 @@
 """The user surface: :class:`MemoryStore`, what applications call on a store.
 
 A store lists, describes, expires, clears and forgets sessions and users, and reads a
-session's turns, summaries and upkeep spend. What the engines read and write through
-(appends, loads, folds, facts, vectors, HiGMem's nodes...) is its
-:attr:`MemoryStore.records` (:class:`~.session_records.SessionRecords`), the engines'
-protocol: not for applications, which go through a memory (``RecursiveMemory``,
-``HiGMem``...) instead.
+session's turns, summaries and upkeep spend. What the engines read and write through is
+one session bound once: ``store.session(namespace, session_id)``
+(:class:`~.session_store.SessionStore`: its turns, summaries, facts, vectors, HiGMem
+nodes), and for several sessions at once ``store.parts`` (:class:`~.session_store.StoreParts`).
+Applications go through a memory (``RecursiveMemory``, ``HiGMem``...) instead.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from ..runtime.retry import RetryPolicy
 from ..usage import Usage
 from . import client as chroma_client
 from .client import StoreClient
-from .keys import validate_prefix
+from .keys import SessionOwner, validate_prefix
 from .migrations import Migration, migrate_collections
 from .records import SessionInfo, StoredTurn, Summary, UserInfo
-from .session_records import SessionRecords
+from .repositories import Repositories
+from .session_store import SessionStore, StoreParts
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -45,7 +46,7 @@ class MemoryStore:
 
     Every method taking a namespace and session id validates them first
     (:func:`~.keys.validate_session`) and raises ``InvalidInputError`` for bad ones; a
-    failed Chroma call raises ``StoreError``. The engines' protocol is :attr:`records`.
+    failed Chroma call raises ``StoreError``. The engines go through :meth:`session`.
 
     Args:
         client: A chromadb client.
@@ -63,9 +64,9 @@ class MemoryStore:
         identity: A string naming the database (path or server address).
         caches: What the engines keep between calls (:class:`~..cache.StoreCaches`),
             shared with the process's other store objects over the same database.
-        records: The engines' protocol over the store's repositories
-            (:class:`~.session_records.SessionRecords`): what the engines and adapters
-            read and write through, not for applications.
+        parts: What the store is made of (:class:`~.session_store.StoreParts`: its
+            repositories, which user each session belongs to, the users' facts, rebuild
+            markers, lifecycle, the frontier of reads): for the engines, not applications.
 
     Raises:
         ConfigurationError: For a bad prefix or timeout.
@@ -107,16 +108,24 @@ class MemoryStore:
         if not self.caches.migrated:  # a store of an earlier release: once per process
             self.caches.migrated = True
             migrate_collections(chroma, prefix)
-        self.records = SessionRecords(chroma, prefix, self.caches)
+        self.parts = StoreParts.open(Repositories.open(chroma, prefix, self.caches), self.caches)
 
     @property
     def retry(self) -> RetryPolicy:
         """How transient network failures of Chroma calls are retried."""
-        return self.records.repos.client.retry
+        return self.parts.repos.client.retry
 
     @retry.setter
     def retry(self, policy: RetryPolicy) -> None:
-        self.records.repos.client.retry = policy
+        self.parts.repos.client.retry = policy
+
+    def session(self, namespace: str, session_id: str) -> SessionStore:
+        """One session of the store, validated once: what the engines read and write through.
+
+        Raises:
+            InvalidInputError: For a bad namespace or session id.
+        """
+        return SessionStore(self.parts, namespace, session_id)
 
     # -- construction -------------------------------------------------------------------
 
@@ -175,13 +184,13 @@ class MemoryStore:
         Args:
             dry_run: Only report what would be done.
         """
-        return migrate_collections(self.records.repos.client, self.prefix, dry_run=dry_run)
+        return migrate_collections(self.parts.repos.client, self.prefix, dry_run=dry_run)
 
     # -- sessions ------------------------------------------------------------------------
 
     def sessions(self, namespace: str | None = None) -> list[SessionInfo]:
         """List sessions (of one namespace, or all), oldest first."""
-        return self.records.lifecycle.sessions(namespace)
+        return self.parts.lifecycle.sessions(namespace)
 
     def describe_session(
         self, namespace: str, session_id: str, settings: Mapping[str, str | int | float]
@@ -191,11 +200,11 @@ class MemoryStore:
         The engines record it on their first write in a process; the command line reads it
         to show and recall a session the way it was made.
         """
-        self.records.lifecycle.describe_session(namespace, session_id, settings)
+        self.parts.lifecycle.describe_session(namespace, session_id, settings)
 
     def session_settings(self, namespace: str, session_id: str) -> dict[str, Any]:
         """How the session's memory was made (see :meth:`describe_session`), or empty."""
-        return self.records.lifecycle.session_settings(namespace, session_id)
+        return self.parts.lifecycle.session_settings(namespace, session_id)
 
     def activity(
         self, namespace: str | None = None, *, by: str = "written"
@@ -209,7 +218,7 @@ class MemoryStore:
         Raises:
             ConfigurationError: For a ``by`` not in :data:`~.lifecycle.EXPIRE_BY`.
         """
-        return self.records.lifecycle.activity(namespace, by=by)
+        return self.parts.lifecycle.activity(namespace, by=by)
 
     def expire(
         self,
@@ -239,54 +248,54 @@ class MemoryStore:
             ConfigurationError: For a bad ``older_than``, ``now`` or ``by``.
             InvalidInputError: For a bad namespace.
         """
-        return self.records.lifecycle.expire(older_than, namespace=namespace, now=now, by=by)
+        return self.parts.lifecycle.expire(older_than, namespace=namespace, now=now, by=by)
 
     def clear(self, namespace: str, session_id: str) -> None:
         """Delete everything stored for the session: turns, summaries, facts, vectors.
 
         What the session stated is taken out of its user's facts (see :mod:`.lifecycle`).
         """
-        self.records.lifecycle.clear(namespace, session_id)
+        self.parts.lifecycle.clear(namespace, session_id)
 
     # -- a session's records ---------------------------------------------------------------
 
     def turns(self, namespace: str, session_id: str) -> list[StoredTurn]:
         """Return every logged turn of the session, oldest first (folded or not)."""
-        return self.records.turns(namespace, session_id)
+        return self.session(namespace, session_id).turns.all()
 
     def count_turns(self, namespace: str, session_id: str) -> int:
         """Return how many turns the session's log holds."""
-        return self.records.count_turns(namespace, session_id)
+        return self.session(namespace, session_id).turns.count()
 
     def latest_summary(self, namespace: str, session_id: str) -> Summary | None:
         """Return the session's latest summary version, or None."""
-        return self.records.latest_summary(namespace, session_id)
+        return self.session(namespace, session_id).summaries.latest()
 
     def summaries(self, namespace: str, session_id: str) -> list[Summary]:
         """Return every summary version of the session, oldest first."""
-        return self.records.summaries(namespace, session_id)
+        return self.session(namespace, session_id).summaries.versions()
 
     def usage(self, namespace: str, session_id: str) -> dict[str, Usage]:
         """Return the session's upkeep spend, per purpose (``"fold"``, ``"higmem-index"``...)."""
-        return self.records.usage(namespace, session_id)
+        return self.session(namespace, session_id).usage()
 
     # -- users ---------------------------------------------------------------------------
 
     def users(self, namespace: str | None = None) -> list[UserInfo]:
         """List users (of one namespace, or all), oldest first."""
-        return self.records.directory.users(namespace)
+        return self.parts.directory.users(namespace)
 
     def user_sessions(self, namespace: str, user_id: str) -> list[SessionInfo]:
         """The sessions of a user, oldest first."""
-        return self.records.directory.user_sessions(namespace, user_id)
+        return self.parts.directory.user_sessions(namespace, user_id)
 
     def user_facts(self, namespace: str, user_id: str) -> list[Fact]:
         """Return the user's facts (learned in any of its sessions), oldest first."""
-        return self.records.directory.user_facts(namespace, user_id)
+        return self.parts.shared_facts.get(namespace, user_id)
 
     def session_user(self, namespace: str, session_id: str) -> str | None:
-        """The user the session belongs to, or None (read once per process, then kept)."""
-        return self.records.directory.session_user(namespace, session_id)
+        """The user the session belongs to, or None (as its record names it)."""
+        return self.parts.repos.session_list.user_of(SessionOwner.of(namespace, session_id))
 
     def forget_user(self, namespace: str, user_id: str) -> list[str]:
         """Delete every session of the user and everything the user owns.
@@ -301,4 +310,4 @@ class MemoryStore:
         Raises:
             InvalidInputError: For a bad namespace or user id.
         """
-        return self.records.lifecycle.forget_user(namespace, user_id)
+        return self.parts.lifecycle.forget_user(namespace, user_id)

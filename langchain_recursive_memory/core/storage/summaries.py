@@ -168,41 +168,6 @@ class SummaryLog(Repository):
             return self.recent(owner, 0)
         return versions
 
-    def since(self, known: Mapping[str, tuple[SessionOwner, int]]) -> dict[str, list[Summary]]:
-        """The versions above a known one of several sessions, oldest first, by id.
-
-        One request per page of versions for all the sessions together (usually one).
-
-        Args:
-            known: Session key -> ``(owner, version known)``.
-        """
-        out: dict[str, list[Summary]] = {key: [] for key in known}
-        first = {key: version + 1 for key, (_, version) in known.items()}
-        while first:
-            ids = [
-                summary_version_id(key, v)
-                for key, start in first.items()
-                for v in range(start, start + _PAGE)
-            ]
-            got = self.chroma.call(
-                "read summaries",
-                partial(self.collection.get, ids=ids, include=["documents", "metadatas"]),
-            )
-            rows = [
-                (d or "", m)
-                for d, m in zip(got["documents"] or [], got["metadatas"] or [], strict=True)
-                if m.get("kind") == "version" and _owned(known, m)
-            ]
-            counts: dict[str, int] = {}
-            for summary in decoded("summary", rows, _summary_of_row):
-                key = session_key(summary.namespace, summary.session_id)
-                out[key].append(summary)
-                counts[key] = counts.get(key, 0) + 1
-            first = {key: first[key] + _PAGE for key, n in counts.items() if n == _PAGE}
-        for versions in out.values():
-            versions.sort(key=lambda s: s.version)
-        return out
-
     def latest(self, owner: SessionOwner) -> Summary | None:
         """Return the session's latest version, or None."""
         versions = self.recent(owner)

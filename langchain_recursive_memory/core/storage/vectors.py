@@ -16,7 +16,6 @@ from .keys import (
     AnyScope,
     collection_name,
     kind_key,
-    kinds_filter,
     validate_space,
     vector_collection_name,
 )
@@ -27,7 +26,8 @@ __all__ = ["EF_SEARCH", "VectorSpaces"]
 
 EF_SEARCH = 200
 """HNSW search breadth of the vector collections (Chroma's default of 10 gave poor recall on
-unstructured vectors at 100k records; see DESIGN.md and ``benchmarks/overhead.py``)."""
+unstructured vectors at 100k records, measured on this project's machines; see
+``benchmarks/overhead.py``)."""
 
 
 def _vector_records(got: Any, owner: AnyScope) -> list[VectorRecord]:
@@ -112,15 +112,6 @@ class VectorSpaces:
             ),
         )
 
-    def of_kinds(self, space: str, owner: AnyScope, kinds: Sequence[str]) -> list[VectorRecord]:
-        """Return the session's vector records of the given kinds (with their vectors)."""
-        col = self.collection(space)
-        where = kinds_filter(owner.key, kinds)
-        got = self.chroma.call(
-            "read vectors", lambda: col.get(where=where, include=["embeddings", "metadatas"])
-        )
-        return _vector_records(got, owner)
-
     def by_ids(self, space: str, owner: AnyScope, ids: Sequence[str]) -> list[VectorRecord]:
         """Return the session's vector records with the given ids (missing ids skipped)."""
         if not ids:
@@ -131,26 +122,6 @@ class VectorSpaces:
             lambda: col.get(ids=list(dict.fromkeys(ids)), include=["embeddings", "metadatas"]),
         )
         return _vector_records(got, owner)
-
-    def nearest(
-        self, space: str, owner: AnyScope, vector: Sequence[float], n: int, kinds: Sequence[str]
-    ) -> list[tuple[str, str, float]]:
-        """Return up to ``n`` ``(kind, ref, distance)`` nearest to ``vector`` in the session."""
-        col = self.collection(space)
-        where = kinds_filter(owner.key, kinds)
-        got = self.chroma.call(
-            "query vectors",
-            lambda: col.query(
-                query_embeddings=[list(vector)],
-                n_results=n,
-                where=where,
-                include=["metadatas", "distances"],
-            ),
-        )
-        metas = (got.get("metadatas") or [[]])[0]
-        dists = (got.get("distances") or [[]])[0]
-        rows = [(m, d) for m, d in zip(metas, dists, strict=True) if owner.owns(m)]
-        return decoded("vector", rows, lambda r: (str(r[0]["kind"]), str(r[0]["ref"]), float(r[1])))
 
     def spaces(self) -> list[str]:
         """The space names of every vector collection of the prefix, each opened.
