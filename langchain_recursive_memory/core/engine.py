@@ -31,7 +31,7 @@ from .cache import session_cache_key
 from .embeddings import resolve_embedder
 from .errors import ConfigurationError, StoreError
 from .models import Embedder, TextModel
-from .rebuild import OnProgress, RebuildProgress, RebuildResult, RebuildRun, Rebuilds
+from .rebuild import OnProgress, RebuildResult, Rebuilds
 from .retrieval.pool import SESSION
 from .runtime.effects import Steps, store_call
 from .runtime.retry import RetryPolicy
@@ -43,16 +43,7 @@ from .tokenizer import TokenCounter
 from .turn import Turn
 from .usage import Usage, UsageRecord
 
-__all__ = [
-    "Engine",
-    "OnProgress",
-    "RebuildProgress",
-    "RebuildResult",
-    "RebuildRun",
-    "Rebuilds",
-    "SessionRef",
-    "resolve_config",
-]
+__all__ = ["Engine", "resolve_config"]
 
 logger = logging.getLogger("langchain_recursive_memory")
 

@@ -109,7 +109,7 @@ class UserBinding:
     opened without a user on a session that has one uses the recorded one.
 
     Args:
-        scope: The session.
+        session: The session.
         given: The user the memory was opened with, or None.
     """
 

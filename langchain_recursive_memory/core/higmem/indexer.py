@@ -65,7 +65,7 @@ class Indexer:
     """Indexes one session's new turns (see the module doc).
 
     Args:
-        scope: The session (the memory's, or another session of its user).
+        session: The session (the memory's, or another session of its user).
         models: The model (None: no-LLM nodes), embedder and token counter, as they are now.
         config: The memory's settings.
     """

@@ -32,7 +32,7 @@ class NodeRebuilder:
     """Rebuilds a HiGMem memory's nodes (see the module doc).
 
     Args:
-        scope: The memory's session (its store and namespace hold the sessions rebuilt).
+        session: The memory's session (its store and namespace hold the sessions rebuilt).
         models: The model (indexes) and embedder (embeds), as they are now.
         config: The memory's settings.
     """

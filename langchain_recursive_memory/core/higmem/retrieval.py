@@ -75,7 +75,7 @@ class Retriever:
     """Retrieves a session's turns for a question (see the module doc).
 
     Args:
-        scope: The session.
+        session: The session.
         models: The model (guided retrieval), embedder and token counter, as they are now.
         user: The session's user (``scope="user"`` ranks its sessions).
         config: The memory's settings.

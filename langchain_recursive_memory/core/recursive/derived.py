@@ -55,7 +55,7 @@ class DerivedWriter:
     """Writes a session's facts and vectors (see the module doc).
 
     Args:
-        scope: The session.
+        session: The session.
         models: Its embedder and vector space (as they are now).
         user: The session's user (a user's facts are the user's records).
         archive: The session's archive index (it embeds the windows).

@@ -144,7 +144,7 @@ class FoldRunner:
     """Folds one session (see the module doc).
 
     Args:
-        scope: The session.
+        session: The session.
         user: The session's user (resolved before a fold: facts are the user's).
         summarizer: Summarizes the chunks (and extracts their facts).
         derived: Writes facts and vectors.

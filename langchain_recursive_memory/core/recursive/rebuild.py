@@ -43,7 +43,7 @@ class Rebuilder:
     """Rebuilds a recursive memory's facts and vectors (see the module doc).
 
     Args:
-        scope: The memory's session.
+        session: The memory's session.
         models: Its model (extracts facts) and embedder (embeds), as they are now.
         user: The session's user (resolved before a rebuild starts).
         summarizer: Extracts the facts of a folded chunk (when its facts are enabled).

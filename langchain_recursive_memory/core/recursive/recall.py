@@ -109,7 +109,7 @@ class Recaller:
     """Recalls a session's facts and archived turns (see the module doc).
 
     Args:
-        scope: The session.
+        session: The session.
         models: Its embedder and vector space (as they are now).
         user: The session's user (its facts are recalled; ``scope="user"`` its sessions).
         builder: Tells which turns the window shows (they are not recalled).

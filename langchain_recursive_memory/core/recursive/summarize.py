@@ -101,7 +101,7 @@ class Summarizer:
     """Summarizes chunks of a session's messages (see the module doc).
 
     Args:
-        scope: The session (its facts are read to be updated).
+        session: The session (its facts are read to be updated).
         config: The budgets (summary cap, longest message in a prompt).
         counter: Counts tokens.
         models: Whose model summarizes (None: the extractive summarizer).
