@@ -26,6 +26,9 @@ def test_readme_opens_with_the_two_commands_and_ci_runs_the_test_one():
     assert README.index(commands[0]) < README.index("## ")  # before any section
     ci = (ROOT / ".ci" / "run").read_text()
     assert commands[1] in ci.splitlines()
+    # It skips the slow and server tests; README names the command for them, CI runs it.
+    rest = '.venv/bin/python -m pytest -m "slow or server"'
+    assert rest in README and rest in ci.splitlines()
 
 
 def test_changelog_has_an_unreleased_section():
