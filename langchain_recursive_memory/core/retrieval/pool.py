@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 
@@ -26,7 +27,7 @@ from ..errors import InvalidInputError
 from ..runtime.effects import Steps, store_call
 from ..storage import MemoryStore, StoredTurn
 from .index import TurnIndex
-from .ranking import RankerParams, TurnRanker
+from .ranking import RankerParams, TurnRanker, best_first
 
 __all__ = [
     "SCOPES",
@@ -120,6 +121,27 @@ class TurnPool:
             if position is not None:
                 out[position] = True
         return out
+
+    def select(
+        self,
+        question: str,
+        k: int,
+        *,
+        dense: Mapping[int, np.ndarray] | None = None,
+        now: dt.date | None = None,
+        keep: np.ndarray | None = None,
+    ) -> tuple[list[int], np.ndarray]:
+        """The positions of the turns a read hands over, best first, and every turn's score.
+
+        The one selection of both engines (hybrid ``recall``, HiGMem's no-LLM
+        ``retrieve``) and of the benchmarks: the ``k`` best turns with a positive score
+        (``keep``: a mask of the positions that may be chosen), cut by
+        :meth:`~.ranking.TurnRanker.cut`.
+        """
+        scores = self.ranker.scores(question, dense, now=now)
+        allowed = scores > 0 if keep is None else keep & (scores > 0)
+        top = best_first(scores, k, allowed)
+        return top[: self.ranker.cut([float(scores[i]) for i in top], k)], scores
 
     def similarity(self, query: np.ndarray, wanted: np.ndarray) -> dict[int, np.ndarray]:
         """Cosine similarity of a unit query with each window of the pool, per radius.
