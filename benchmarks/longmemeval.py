@@ -71,6 +71,7 @@ import hashlib
 import inspect
 import logging
 import math
+import multiprocessing
 import re
 import sqlite3
 import statistics
@@ -1008,9 +1009,7 @@ class _Job:
     pass_question_time: bool
 
     def settings(self, embedder: Any) -> Settings:
-        return Settings(
-            embedder, self.max_tokens, self.pass_question_time, variants=self.variants
-        )
+        return Settings(embedder, self.max_tokens, self.pass_question_time, variants=self.variants)
 
 
 _WORKER: dict[str, Any] = {}
@@ -1021,7 +1020,9 @@ def _start_worker(job: _Job) -> None:
     logging.getLogger("langchain_recursive_memory").setLevel(logging.WARNING)
     embedder = job.embedder.build() if isinstance(job.embedder, EmbedderSpec) else job.embedder
     settings = job.settings(embedder)
-    _WORKER.update(job=job, settings=settings, runners={n: make_system(n, settings) for n in job.names})
+    _WORKER.update(
+        job=job, settings=settings, runners={n: make_system(n, settings) for n in job.names}
+    )
 
 
 def _worker_question(item: Mapping[str, Any]) -> tuple[dict[str, Any], Counter[str]]:
@@ -1059,7 +1060,14 @@ def _questions(
         done: Any = map(_worker_question, todo)
         pool = None
     else:
-        pool = cf.ProcessPoolExecutor(workers, initializer=_start_worker, initargs=(job,))
+        # spawned, not forked: a fork of a process holding threads (Chroma's, a test
+        # runner's) can deadlock
+        pool = cf.ProcessPoolExecutor(
+            workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_worker,
+            initargs=(job,),
+        )
         done = pool.map(_worker_question, todo, chunksize=2)
     try:
         for number, (record, counts) in enumerate(done, start=1):
@@ -1242,12 +1250,14 @@ def headline(result: Mapping[str, Any]) -> list[list[str]]:
         for level, metric, group in HEADLINE:
             block = result["systems"][name]
             block = block["overall"] if group == "overall" else block["per_type"].get(group)
-            value = block[level][metric] if block else None
+            value = block[level].get(metric) if block else None
             key = metric if level == "turn" else f"{level} {metric}"
             boot = result["bootstrap"].get(name, {}).get(key, {}).get(group)
             cell = _fmt(value)
             if boot:
-                cell += f" ({boot['diff']:+.3f} [{boot['ci95_low']:+.3f}, {boot['ci95_high']:+.3f}])"
+                cell += (
+                    f" ({boot['diff']:+.3f} [{boot['ci95_low']:+.3f}, {boot['ci95_high']:+.3f}])"
+                )
             row.append(cell)
         rows.append(row)
     return rows

@@ -120,7 +120,9 @@ class ShippedRanking:
         pool = TurnPool([self.index], [SESSION], params or self.params)
         dense = None
         if self.embedder is not None:
-            vector = query_vector if query_vector is not None else self.embedder.embed_query(question)
+            vector = (
+                query_vector if query_vector is not None else self.embedder.embed_query(question)
+            )
             query = unit(vector)
             if query is not None:
                 dense = pool.similarity(query, np.ones(pool.size, bool))

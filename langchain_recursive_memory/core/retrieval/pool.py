@@ -27,7 +27,7 @@ from ..errors import InvalidInputError
 from ..runtime.effects import Steps, store_call
 from ..storage import MemoryStore, StoredTurn
 from .index import TurnIndex
-from .ranking import RankerParams, TurnRanker, best_first
+from .ranking import RankerParams, TurnRanker
 
 __all__ = [
     "SCOPES",
@@ -134,14 +134,12 @@ class TurnPool:
         """The positions of the turns a read hands over, best first, and every turn's score.
 
         The one selection of both engines (hybrid ``recall``, HiGMem's no-LLM
-        ``retrieve``) and of the benchmarks: the ``k`` best turns with a positive score
-        (``keep``: a mask of the positions that may be chosen), cut by
-        :meth:`~.ranking.TurnRanker.cut`.
+        ``retrieve``) and of the benchmarks: :meth:`~.ranking.TurnRanker.select` (the
+        ``k`` best turns with a positive score, near-identical ones once; ``keep``: a
+        mask of the positions that may be chosen).
         """
         scores = self.ranker.scores(question, dense, now=now)
-        allowed = scores > 0 if keep is None else keep & (scores > 0)
-        top = best_first(scores, k, allowed)
-        return top[: self.ranker.cut([float(scores[i]) for i in top], k)], scores
+        return self.ranker.select(scores, k, keep), scores
 
     def similarity(self, query: np.ndarray, wanted: np.ndarray) -> dict[int, np.ndarray]:
         """Cosine similarity of a unit query with each window of the pool, per radius.
