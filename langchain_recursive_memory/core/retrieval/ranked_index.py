@@ -22,7 +22,7 @@ import numpy as np
 
 from .lexical import LexicalIndex
 from .params import RankedTurn, RankerParams
-from .shape import asks
+from .shape import asks, dialogue_mask
 
 __all__ = ["COLUMN_START", "RANKED_TURN_BYTES", "Column", "RankedIndex", "window_texts"]
 
@@ -106,6 +106,7 @@ class RankedIndex:
         self.asking = Column(np.bool_)  # each turn: whether it only asks
         self.version = 0
         """Changes with every extend or truncate (what a ranker's memo is keyed on)."""
+        self._dialogue: tuple[tuple[int, float], np.ndarray] | None = None
         self.extend(turns)
 
     def __len__(self) -> int:
@@ -152,6 +153,19 @@ class RankedIndex:
         self.asking.truncate(size)
         self.segments.truncate(size)
         self._rewindow(size)
+
+    def dialogue(self, ratio: float) -> np.ndarray:
+        """For each turn, whether its segment is a dialogue (:func:`~.shape.dialogue_mask`).
+
+        Kept until the turns change.
+        """
+        key = (self.version, ratio)
+        if self._dialogue is None or self._dialogue[0] != key:
+            mask = dialogue_mask(
+                self.segments.values, self.speakers.values, self.turn_lex.lengths, ratio
+            )
+            self._dialogue = (key, mask)
+        return self._dialogue[1]
 
     def _rewindow(self, changed: int) -> None:
         """The window lengths of every position that can see a turn from ``changed`` on."""

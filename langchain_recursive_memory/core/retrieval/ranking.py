@@ -57,7 +57,7 @@ from .mentions import MENTION_SHARE, mention_fit
 from .params import EVIDENCE_MIN, EVIDENCE_RATIO, RankedTurn, RankerParams
 from .ranked_index import COLUMN_START, RANKED_TURN_BYTES, Column, RankedIndex, window_texts
 from .selection import best_first, pick
-from .shape import dialogue_mask, first_mentions, segment_best
+from .shape import first_mentions, segment_best
 
 __all__ = [
     "COLUMN_START",
@@ -274,11 +274,16 @@ class TurnRanker:
 
     def dialogue(self) -> np.ndarray:
         """For each position, whether its segment is a dialogue (:func:`~.shape.dialogue_mask`)."""
-        speakers = np.concatenate(
-            [part.speakers.values for part in self.parts] or [np.zeros(0, np.int32)]
-        )
-        lengths = np.concatenate([part.turn_lex.lengths for part in self.parts] or [np.zeros(0)])
-        return dialogue_mask(self._segments(), speakers, lengths, self.params.dialogue_ratio)
+        ratio = self.params.dialogue_ratio
+        return np.concatenate([part.dialogue(ratio) for part in self.parts] or [np.zeros(0, bool)])
+
+    def _segment_best(self, score: np.ndarray) -> np.ndarray:
+        """Each position's segment's best score (segments never cross a session)."""
+        out = np.empty_like(score)
+        for i, part in enumerate(self.parts):
+            start, stop = self._offsets[i], self._offsets[i + 1]
+            out[start:stop] = segment_best(score[start:stop], part.segments.values)
+        return out
 
     def lexical_scores(self, question: str) -> np.ndarray:
         """Raw BM25 of each turn plus that of its window (what its lexical rank follows)."""
@@ -315,7 +320,7 @@ class TurnRanker:
         asking = np.concatenate([part.asking.values for part in self.parts])
         score = score + self._cues(question, now) - p.w_asks * asking
         if p.w_segment:  # a turn inherits part of its segment's best match
-            best = segment_best(score, self._segments())
+            best = self._segment_best(score)
             score = (1 - p.w_segment) * score + p.w_segment * best
         return np.asarray(score, np.float32)
 

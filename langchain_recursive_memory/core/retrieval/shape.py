@@ -73,25 +73,24 @@ def dialogue_mask(
     """For each turn, whether its segment is a dialogue (see the module doc).
 
     Args:
-        segments: Each turn's segment code (any integers; equal codes: one segment).
-        speakers: Each turn's speaker code.
+        segments: Each turn's segment code (small non-negative integers: equal codes, one
+            segment).
+        speakers: Each turn's speaker code (small non-negative integers).
         lengths: Each turn's length in tokens.
         ratio: Most the speakers' mean turn lengths may differ by (longest / shortest).
     """
-    n = len(segments)
-    if not n:
+    if not len(segments):
         return np.zeros(0, bool)
-    seg_codes, seg = np.unique(segments, return_inverse=True)
-    pair_codes, pair = np.unique(seg * (int(speakers.max()) + 1) + speakers, return_inverse=True)
-    total = np.bincount(pair, weights=lengths, minlength=len(pair_codes))
-    count = np.bincount(pair, minlength=len(pair_codes))
+    seg = np.asarray(segments, np.int64)
+    width = int(speakers.max()) + 1
+    size = (int(seg.max()) + 1) * width
+    pair = seg * width + speakers
+    count = np.bincount(pair, minlength=size).reshape(-1, width)
+    total = np.bincount(pair, weights=lengths, minlength=size).reshape(-1, width)
     mean = np.maximum(total / np.maximum(count, 1), 1.0)
-    pair_segment = pair_codes // (int(speakers.max()) + 1)
-    longest = np.zeros(len(seg_codes))
-    shortest = np.full(len(seg_codes), np.inf)
-    np.maximum.at(longest, pair_segment, mean)
-    np.minimum.at(shortest, pair_segment, mean)
-    return np.asarray((longest / shortest <= ratio)[seg], bool)
+    longest = np.where(count > 0, mean, -np.inf).max(axis=1)
+    shortest = np.where(count > 0, mean, np.inf).min(axis=1)
+    return np.asarray((longest <= ratio * shortest)[seg], bool)
 
 
 def first_mentions(docs: np.ndarray, segments: np.ndarray) -> np.ndarray:
@@ -109,10 +108,12 @@ def first_mentions(docs: np.ndarray, segments: np.ndarray) -> np.ndarray:
 
 
 def segment_best(scores: np.ndarray, segments: np.ndarray) -> np.ndarray:
-    """Each turn's segment's best score (the max over the segment's turns)."""
+    """Each turn's segment's best score (the max over the segment's turns).
+
+    ``segments``: small non-negative integer codes (equal codes: one segment).
+    """
     if not len(scores):
         return np.zeros(0, scores.dtype)
-    codes, seg = np.unique(segments, return_inverse=True)
-    best = np.full(len(codes), -np.inf, np.float64)
-    np.maximum.at(best, seg, scores)
-    return best[seg].astype(scores.dtype)
+    best = np.full(int(segments.max()) + 1, -np.inf, np.float64)
+    np.maximum.at(best, segments, scores)
+    return best[segments].astype(scores.dtype)
