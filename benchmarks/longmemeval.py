@@ -67,6 +67,7 @@ later runs embed each text once.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import inspect
 import logging
@@ -1416,17 +1417,19 @@ def parse_variant(text: str) -> tuple[str, dict[str, Any]]:
         >>> parse_variant("flat:w_bm25_window=0,dense_radii=1;2")
         ('flat', {'w_bm25_window': 0.0, 'dense_radii': (1, 2)})
     """
+    from langchain_recursive_memory.core.retrieval.ranking import RankerParams
+
+    kinds = {f.name: str(f.type) for f in dataclasses.fields(RankerParams)}
     name, _, spec = text.partition(":")
     fields: dict[str, Any] = {}
     for pair in filter(None, spec.split(",")):
-        key, _, value = pair.partition("=")
-        parts = [float(v) if "." in v or "e" in v else int(v) for v in value.split(";") if v]
-        if ";" in value:
-            fields[key.strip()] = tuple(parts)
-        elif value.strip().lower() in ("true", "false"):
-            fields[key.strip()] = value.strip().lower() == "true"
+        key, _, value = (x.strip() for x in pair.partition("="))
+        if key not in kinds:
+            raise ValueError(f"RankerParams has no field {key!r}")
+        if kinds[key].startswith("tuple"):
+            fields[key] = tuple(int(v) for v in value.split(";") if v)
         else:
-            fields[key.strip()] = float(parts[0])
+            fields[key] = int(value) if kinds[key] == "int" else float(value)
     return name.strip(), fields
 
 
