@@ -2,27 +2,35 @@
 
 Conversational evidence is often not in the turn that shares the question's words but next
 to it (the answer follows the other speaker's question), so turns are scored both alone and
-inside windows of their neighbours, lexically and densely, and two cheap cues are added:
+inside windows of their neighbours, lexically and densely, and cheap cues are added:
 
-* lexical ``L = 0.5 mm(BM25(turn)) + 0.5 mm(BM25(window ±2))``
-* dense ``D = 0.5 mm(cos(q, window ±1)) + 0.5 mm(cos(q, window ±2))``
-* ``score = 0.4 L + 0.6 D + 0.1 speaker + 0.5 date``
+* lexical ``L = (1 - w d) mm(T) + w d mm(BM25(window ±2))``, ``w = 0.5``, where ``d`` is 1
+  in a dialogue segment and 0 elsewhere (:func:`~.shape.dialogue_mask`: windows lift
+  neighbours only where the speakers' turns are of similar length), and ``T`` is the
+  turn's BM25, its terms already said by an earlier turn of the segment counted at half
+  weight outside a dialogue (:func:`~.shape.first_mentions`);
+* dense ``D = 0.5 mm(cos(q, window ±1)) + 0.5 mm(cos(q, window ±2))``;
+* ``s = 0.4 L + 0.6 D + 0.1 speaker + 0.5 date - 0.2 asks`` (``L`` alone without an
+  embedder), then ``score = 0.9 s + 0.1 max(s over the turn's segment)``.
 
 ``mm`` is min-max normalisation over the session's turns for this question; windows never
 cross an event (a session) boundary; ``speaker`` is 1 for turns of the one speaker the
-question names; ``date`` is how well the turn's day fits the days the question's dates
-cover (:func:`~..dates.question_spans`: ``on 9 May``, ``in June``, ``the week before X``,
-``as of December 2023``, ``between X and Y``, ``last week``...; relative dates count from
-``now``, by default the newest turn's day): 1 inside, falling linearly to 0 past 7 days
-after and 2 days before (evidence is told on the day or soon after; a session before the
-day can only hold plans).
+question names; ``asks`` is 1 for a turn whose every sentence is a question
+(:func:`~.shape.asks`); ``date`` is how well the turn's day fits the days the question's
+dates cover (:func:`~..dates.question_spans`: ``on 9 May``, ``in June``, ``the week before
+X``, ``as of December 2023``, ``between X and Y``, ``last week``...; relative dates count
+from ``now``, by default the newest turn's day): 1 inside, falling linearly to 0 past 7
+days after and 2 days before (evidence is told on the day or soon after; a session before
+the day can only hold plans).
 BM25 is the Lucene variant with k1=1.2 and b=0.9: nearly full length normalisation, so a
 turn's term frequencies count relative to its length and a long turn (an assistant's
 1,400-character answer) does not outrank the short one that holds the evidence merely by
-repeating the question's words. With no embedder, ``score = L + cues``.
+repeating the question's words. What a read hands over is :meth:`TurnRanker.select`: the
+best turns with a positive score, near-identical ones counted once
+(:func:`~.selection.pick`).
 
-On the LoCoMo dev split this reaches evidence recall 0.80 at 8 turns with all-MiniLM-L6-v2
-(see ``benchmarks/README.md``); min-max fusion beat reciprocal rank fusion there, and
+The weights are :class:`~.params.RankerParams`; where each was chosen, on both dev sets, is
+in ``benchmarks/README.md``. Min-max fusion beat reciprocal rank fusion on LoCoMo, and
 adaptive cut-offs never beat a fixed ``k``.
 
 Example:
