@@ -2,8 +2,16 @@
 
 Each question of a LongMemEval-format file (default: the dev half of LongMemEval_S,
 ``../shared/data/longmemeval/longmemeval_s_dev.json.xz``) has its own haystack of ~50 chat
-sessions (~490 turns), most of them unrelated. For every question, each system gets a
-fresh memory (a fresh in-memory Chroma store, cleared and dropped after the question):
+sessions (~490 turns), most of them unrelated. The systems:
+
+* ``ranking`` (the default; issue 30): the library's ranking as both memories run it,
+  without a store (``shipped.ShippedRanking``: the engines' ``TurnIndex`` of the haystack,
+  built once per question and shared by every variant, and ``TurnPool.select``);
+  ``ranking:<name>`` is the same with the ``RankerParams`` of variant ``<name>``
+  (``--variant``). ``tests/test_shipped_ranking.py`` checks it returns what ``hybrid`` and
+  ``higmem`` return. Questions run in ``--workers`` processes (2 by default).
+* ``hybrid`` and ``higmem`` (``--memories``): each gets a fresh memory (a fresh in-memory
+  Chroma store, cleared and dropped after the question), as below.
 
 * the haystack's sessions are ingested as ONE conversation, oldest session first (the
   file's ``haystack_dates`` are not always in list order: sessions are sorted by date,
