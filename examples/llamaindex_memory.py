@@ -80,8 +80,9 @@ class ScriptedSummarizer(CustomLLM):
 
 path = tempfile.mkdtemp()  # where Chroma persists; omit it to use the default location
 chat_llm, summarizer = ScriptedChat(), ScriptedSummarizer()
+settings = {"token_limit": 800, "max_summary_tokens": 150, "recall_tokens": 200}
 memory = RecursiveSummaryMemory.from_defaults(
-    session_id="user-42", llm=summarizer, path=path, token_limit=800, max_summary_tokens=150
+    session_id="user-42", llm=summarizer, path=path, **settings
 )
 engine = SimpleChatEngine.from_defaults(
     llm=chat_llm, memory=memory, system_prompt="You are a helpful travel assistant."
@@ -97,13 +98,19 @@ for i in range(1, 45):
         print(f"after {i + 1:2d} exchanges: prompt {prompt} tokens (<= 800), full log {full}")
 
 print("summary:", memory.summary)
+
+# The summary kept the names, not the date. SimpleChatEngine reads the memory with get()
+# and no question: the memory recalls for the newest user message (the one just put),
+# so the first message comes back within the recall share of the 800 tokens.
+engine.chat("Remind me: which day do I land in Tokyo?")
+recalled = any("14 March" in str(m.content) for m in chat_llm.last_prompt)
+assert recalled
+print("date recalled for the question:", recalled)
 print("first message of the history:", type(memory.get()[0]).__name__)
-print(len(memory.get_all()), "messages in the log")  # 90: nothing is lost
+print(len(memory.get_all()), "messages in the log")  # 92: nothing is lost
 
 # A restart (a new process, the same path) resumes without re-summarizing anything.
 fresh = ScriptedSummarizer()
-again = RecursiveSummaryMemory.from_defaults(
-    session_id="user-42", llm=fresh, path=path, token_limit=800, max_summary_tokens=150
-)
+again = RecursiveSummaryMemory.from_defaults(session_id="user-42", llm=fresh, path=path, **settings)
 assert again.get() == memory.get()
 print("after a restart:", fresh.calls, "summarizer calls, same history")

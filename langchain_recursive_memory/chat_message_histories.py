@@ -176,8 +176,7 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
         """The newest user message of the window, when ``messages`` recalls for it."""
         if not self.recall_in_messages or self.memory.config.recall_tokens == 0:
             return None
-        latest = next((t for t in reversed(context.window) if t.role == "user"), None)
-        return latest.text if latest is not None and latest.text.strip() else None
+        return context.question
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Store messages durably, then fold the oldest into the summary if over budget.

@@ -3,8 +3,11 @@
 A ``BaseRetriever`` over the memory's hybrid recall (BM25 and embeddings fused; turns in
 the current window excluded). Each ``Document`` carries the session id, the kind
 (``"fact"`` or ``"turn"``), the source turn ids, the time, the score and the rank in its
-metadata. Both retrievers return their documents best first (``metadata["rank"]`` 1 is
-the best; sort by ``metadata["timestamp"]`` to read them in time order).
+metadata. The session id is the one the memory came from: another session's for its turns
+and, for a user's fact, the session that said its current wording (``session_ids``: every
+session that stated it). Both retrievers return their documents best first
+(``metadata["rank"]`` 1 is the best; sort by ``metadata["timestamp"]`` to read them in
+time order).
 
 Example:
     >>> from langchain_core.messages import HumanMessage
@@ -43,11 +46,13 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables.config import RunnableConfig, ensure_config
 from pydantic import ConfigDict, Field
 
+from .core.deprecations import warn_deprecated
 from .core.errors import ConfigurationError
 from .core.higmem import HiGMem, RetrievedTurn
 from .core.recursive import RecursiveMemory
 from .core.retrieval.hits import RecallHit
 from .core.retrieval.pool import SESSION, check_scope
+from .core.tokenizer import TokenCounter
 
 __all__ = [
     "HiGMemRetriever",
@@ -64,14 +69,21 @@ def _iso(ts: float | None) -> str | None:
 
 
 def hits_to_documents(
-    hits: list[RecallHit], memory: RecursiveMemory, *, max_tokens: int | None = None
+    hits: list[RecallHit],
+    memory: RecursiveMemory,
+    *,
+    max_tokens: int | None = None,
+    counter: TokenCounter | None = None,
 ) -> list[Document]:
     """Convert recall hits to LangChain documents, best first, within ``max_tokens``.
 
     Which hits fit is decided by the memory's context builder (the core counts tokens).
     ``metadata["rank"]`` is the hit's place in ``hits`` (1 = best), so a hit skipped for
-    its size leaves a gap.
+    its size leaves a gap. ``counter`` is deprecated since 0.2.0 and not used (the
+    memory's own counter is); it goes in 0.3.0.
     """
+    if counter is not None:
+        warn_deprecated("hits_to_documents(counter=...)", "no counter (the memory's is used)")
     docs: list[Document] = []
     rank = {id(hit): n for n, hit in enumerate(hits, start=1)}
     for hit in memory.context_builder.pack(hits, max_tokens):

@@ -63,6 +63,7 @@ def buffer_options(options: MemoryOptions, token_limit: int) -> MemoryOptions | 
         tokenizer_model=options.tokenizer_model,
         retry=options.retry,
         recall_scope=options.recall_scope,
+        recall_tokens=0,  # nothing is recalled into a buffer
     )
 
 

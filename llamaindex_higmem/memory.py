@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from os import PathLike
@@ -120,11 +121,12 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
     ``get()`` returns the summary message (a :class:`~.messages.SummaryMessage`) then the
     newest messages, within ``token_limit`` tokens (exact tiktoken counts of the
     ``tokenizer_model``, message overhead included; images and other media at a fixed
-    cost). When ``get(input=...)`` is given a question and recall is on
-    (``recall_tokens`` > 0), the facts and archived messages recalled for it come in the
-    first message too. ``put`` stores a message durably, then folds the oldest messages
-    into the summary if the window is over budget: a failing summarizer never loses a
-    message and is retried later.
+    cost). With recall on (``recall_tokens`` > 0), the facts and archived messages
+    recalled for the question come in the first message too: for ``get(input=...)``'s
+    question, else (``SimpleChatEngine`` and agents call ``get()``) for the newest user
+    message of the memory, the question just ``put``. ``put`` stores a message durably,
+    then folds the oldest messages into the summary if the window is over budget: a
+    failing summarizer never loses a message and is retried later.
     """
 
     session_id: str = Field(description="The conversation's id.", frozen=True)
@@ -157,7 +159,7 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
     recall_k: int = Field(
         default=12,
         ge=1,
-        description="Most memories considered for the recall share of get(input=...).",
+        description="Most memories considered for the recall share of get().",
         frozen=True,
     )
     path: str | None = Field(
@@ -387,6 +389,8 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         Args:
             input: The current question. With recall on (``recall_tokens`` > 0), the
                 facts and archived messages recalled for it come in the first message.
+                None (``SimpleChatEngine`` and agents give none): the newest user message
+                of the memory, the question just ``put``, is the one recalled for.
             initial_token_count: Tokens of what precedes the history in the prompt (a
                 system prompt; ``SimpleChatEngine`` passes it). That many tokens, plus one
                 message's overhead, are left free in ``token_limit``: the oldest recent
@@ -399,10 +403,7 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         """
         if self.buffered:
             return self._buffer(self._memory.context(), initial_token_count)
-        reserve = self._reserve(initial_token_count)
-        return self._messages(
-            self._memory.context(self._query(input), k=self.recall_k, reserve=reserve)
-        )
+        return self._messages(self._context(input, self._reserve(initial_token_count)))
 
     async def aget(
         self, input: str | None = None, initial_token_count: int = 0, **kwargs: Any
@@ -410,10 +411,28 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         """Async twin of :meth:`get`."""
         if self.buffered:
             return self._buffer(await self._memory.acontext(), initial_token_count)
-        reserve = self._reserve(initial_token_count)
-        return self._messages(
-            await self._memory.acontext(self._query(input), k=self.recall_k, reserve=reserve)
-        )
+        return self._messages(await self._acontext(input, self._reserve(initial_token_count)))
+
+    def _latest(self, input: Any, context: Context) -> str | None:
+        """The question to recall for when none was given: the memory's newest user message."""
+        if input is not None or self.recall_tokens == 0:
+            return None
+        return context.question
+
+    def _context(self, input: Any, reserve: int = 0) -> Context:
+        context = self._memory.context(self._query(input), k=self.recall_k, reserve=reserve)
+        question = self._latest(input, context)
+        if question is None:
+            return context
+        return self._memory.context(question, k=self.recall_k, reserve=reserve)
+
+    async def _acontext(self, input: Any, reserve: int = 0) -> Context:
+        query = self._query(input)
+        context = await self._memory.acontext(query, k=self.recall_k, reserve=reserve)
+        question = self._latest(input, context)
+        if question is None:
+            return context
+        return await self._memory.acontext(question, k=self.recall_k, reserve=reserve)
 
     def get_all(self) -> list[ChatMessage]:
         """Return every stored message of the session, oldest first (the full log)."""
@@ -484,11 +503,11 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
 
     def context(self, input: str | None = None) -> Context:
         """The context :meth:`get` converts, with its token count and hidden messages."""
-        return self._memory.context(self._query(input), k=self.recall_k)
+        return self._context(input)
 
     async def acontext(self, input: str | None = None) -> Context:
         """Async twin of :meth:`context`."""
-        return await self._memory.acontext(self._query(input), k=self.recall_k)
+        return await self._acontext(input)
 
 
 def _unexpected(kwargs: dict[str, Any]) -> ConfigurationError:
@@ -540,9 +559,8 @@ def _engine(
 
 
 def _llamaindex_names(message: str) -> str:
-    return message.replace("max_tokens=", "token_limit=").replace(
-        "raise max_tokens", "raise token_limit"
-    )
+    """``message`` with ``max_tokens`` written as LlamaIndex names it (``token_limit``)."""
+    return re.sub(r"\bmax_tokens\b", "token_limit", message)
 
 
 def _fields_of(memory: RecursiveMemory) -> dict[str, Any]:

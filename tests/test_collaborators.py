@@ -103,7 +103,7 @@ def test_a_model_set_after_construction_folds(store):
     memory.model = model
     for i in range(20):
         memory.add(chat(i))
-    summary = memory.summary()
+    summary = memory.get_summary()
     assert model.calls > 0 and summary is not None and summary.method != "extractive"
 
 

@@ -187,12 +187,12 @@ def test_a_summarizer_answering_an_error_text_is_a_failed_fold(store: MemoryStor
     memory = RecursiveMemory("s", store=store, model=model, retry=FAST, max_tokens=400)
     for i in range(30):
         memory.add(Turn(role="user", text=f"Ada planted {i} tulips in the garden today."))
-    assert memory.summary() is None  # never written in as the summary
+    assert memory.get_summary() is None  # never written in as the summary
     assert isinstance(memory.last_fold_error, ModelOutputError)
     assert len(memory.turns()) == 30 and memory.context().tokens <= 400
     answers["text"] = "Ada planted tulips in the garden, day after day."
     assert memory.fold().versions >= 1
-    assert memory.summary() is not None and "tulips" in memory.summary().text
+    assert memory.get_summary() is not None and "tulips" in memory.get_summary().text
 
 
 def test_one_role_alias_table_for_dicts_langchain_messages_and_summary_role(tmp_path):

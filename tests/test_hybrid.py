@@ -83,7 +83,7 @@ def test_malformed_facts_are_retried_then_skipped_without_losing_anything(store,
         for i in range(20, 40):
             memory.add(filler(i))  # never raises
     assert "facts of this fold skipped" in caplog.text
-    assert memory.summary() is not None  # the summary part was still used
+    assert memory.get_summary() is not None  # the summary part was still used
     assert len(memory.turns()) == 82
     assert not any(f.key == "user/bike_color" for f in memory.facts())
 
@@ -198,7 +198,7 @@ def test_fact_at_turn_3_of_300_is_recalled_after_the_summary_forgot_it(store):
     assert len(log) >= 300
     ctx = memory.context()
     assert all("4471" not in t.text for t in ctx.window)  # left the window long ago
-    summary = memory.summary()
+    summary = memory.get_summary()
     assert summary is not None and "4471" not in summary.text and "Quist" not in summary.text
     hits = memory.recall("What is my locker code?", k=3)
     assert any("4471" in h.text for h in hits)
@@ -220,7 +220,7 @@ def test_an_embedder_failure_never_fails_add(store, caplog):
             memory.add(filler(i))
     assert "vectors of a fold not written" in caplog.text
     assert len(memory.turns()) == 60
-    assert memory.summary() is not None
+    assert memory.get_summary() is not None
     # Without the broken embedder, lexical recall still answers.
     memory.embedder = None
     assert memory.recall("football round 3", k=1)[0].text.endswith("round 3.")
@@ -246,7 +246,7 @@ def test_pending_turns_stay_recallable_while_the_llm_is_down(store):
     memory.add(Turn(role="user", text="The garage door code is 9182."))
     for i in range(30):
         memory.add(filler(i))
-    assert memory.summary() is None and memory.context().hidden > 0
+    assert memory.get_summary() is None and memory.context().hidden > 0
     hits = memory.recall("garage door code", k=1)
     assert hits[0].text == "The garage door code is 9182."
     assert hits[0].dense_rank is not None  # embedded although never folded

@@ -208,3 +208,30 @@ def test_langchain_higmem_retriever(store):
     meta = docs[0].metadata
     assert meta["speaker"] == "Ada" and meta["kind"] == "turn" and meta["event_ids"]
     assert len(LangChainHiGMemRetriever(memory=memory).invoke("cat", k=1)) == 1
+
+
+def test_memory_block_in_a_simple_chat_engine_retrieves_for_the_question_just_put(store):
+    """SimpleChatEngine calls get() without input: Memory hands its blocks the history,
+    whose newest user message is the question just put (issue 28, item 2)."""
+    from llama_index.core.base.llms.types import ChatResponse
+    from llama_index.core.bridge.pydantic import Field
+    from llama_index.core.chat_engine import SimpleChatEngine
+    from llama_index.core.llms.callbacks import llm_chat_callback
+
+    class Recording(MockLLM):
+        prompts: list[list[ChatMessage]] = Field(default_factory=list)
+
+        @llm_chat_callback()
+        def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+            self.prompts.append(list(messages))
+            return ChatResponse(message=ChatMessage(role="assistant", content="Noted."))
+
+    block = HiGMemMemoryBlock.from_defaults(store=store, k=3)
+    llm = Recording()
+    engine = SimpleChatEngine.from_defaults(llm=llm, memory=_memory(block, "engine"))
+    engine.chat("My locker code is 4471.")
+    for i in range(30):
+        engine.chat(f"Small talk number {i} about the weather.")
+    assert "4471" not in " ".join(str(m.content) for m in llm.prompts[-1])
+    engine.chat("What is my locker code?")
+    assert "4471" in " ".join(str(m.content) for m in llm.prompts[-1])

@@ -845,3 +845,62 @@ async def test_context_and_usage_have_async_twins(store):
     question = "How much does item 7 weigh?"
     assert await memory.acontext(question) == memory.context(question)
     assert await memory.ausage() == memory.usage() and memory.usage().calls >= 1
+
+
+# -- recall without an input (issue 28, item 2) -----------------------------------------------
+
+LOCKER = "My locker code is 4471."
+
+
+def _filler(i: int) -> str:
+    return f"Small talk number {i} about the weather."
+
+
+def _prompt_text(prompt: Sequence[ChatMessage]) -> str:
+    return " ".join(str(m.content) for m in prompt)
+
+
+def _forgetful(store: MemoryStore, session_id: str = "locker", **kwargs: Any):
+    """A memory whose summary drifts (only the newest chunk): recall must bring facts back."""
+    kwargs.setdefault("recall_tokens", 200)
+    return _memory(store, ScriptedSummarizer(FactModel()), session_id, token_limit=800, **kwargs)
+
+
+def test_simple_chat_engine_gets_recall_for_the_question_just_put(store):
+    memory = _forgetful(store)
+    llm = ScriptedChatLLM()
+    engine = SimpleChatEngine.from_defaults(llm=llm, memory=memory, system_prompt="Be brief.")
+    engine.chat(LOCKER)
+    for i in range(60):
+        engine.chat(_filler(i))
+    assert LOCKER not in [str(m.content) for m in memory.get()]  # folded out of the window
+    assert "4471" not in _prompt_text(llm.prompts[-1])  # and out of the drifting summary
+    engine.chat("What is my locker code?")
+    prompt = llm.prompts[-1]
+    assert "4471" in _prompt_text(prompt)  # recalled for the newest user message
+    assert _tokens(prompt) <= 800
+    assert prompt[-1].content == "What is my locker code?"
+    assert memory.get() == memory.get(input="What is my locker code?")
+
+
+async def test_async_simple_chat_engine_gets_recall_too(store):
+    memory = _forgetful(store, "alocker")
+    llm = ScriptedChatLLM()
+    engine = SimpleChatEngine.from_defaults(llm=llm, memory=memory)
+    await engine.achat(LOCKER)
+    for i in range(60):
+        await engine.achat(_filler(i))
+    assert "4471" not in _prompt_text(llm.prompts[-1])
+    await engine.achat("What is my locker code?")
+    assert "4471" in _prompt_text(llm.prompts[-1])
+    assert await memory.aget() == memory.get()
+    assert memory.context() == memory.context("What is my locker code?")
+
+
+def test_get_without_input_recalls_nothing_when_recall_is_off(store):
+    memory = _forgetful(store, "off", recall_tokens=0)
+    memory.put(ChatMessage(role="user", content=LOCKER))
+    for i in range(60):
+        memory.put(ChatMessage(role="user", content=_filler(i)))
+    memory.put(ChatMessage(role="user", content="What is my locker code?"))
+    assert "4471" not in _prompt_text(memory.get())

@@ -47,7 +47,7 @@ def test_window_folds_into_summary_and_context_stays_in_budget(store, fast_retry
         # The reported count is the real count of the messages handed out.
         assert counter.count_turns(ctx.turns) == ctx.tokens
     assert len(memory.turns()) == 120
-    summary = memory.summary()
+    summary = memory.get_summary()
     assert summary is not None and summary.method == "llm"
     assert model.calls >= 1
     ctx = memory.context()
@@ -84,7 +84,7 @@ def test_message_count_trigger(store, fast_retry):
     for i in range(10):
         memory.add(chat(i))
         assert len(memory.context().window) <= 10
-    assert memory.summary() is not None
+    assert memory.get_summary() is not None
     # keep_messages defaults to half of max_messages.
     assert len(store.records.load("default", "s1").turns) <= 10
 
@@ -130,7 +130,7 @@ def test_llm_failure_loses_nothing_and_is_retried_on_a_later_add(store, fast_ret
             assert ctx.tokens <= 600  # budget kept while the LLM is down
     assert model.failed_calls >= 2  # retried within the policy
     assert "fold failed" in caplog.text
-    assert memory.summary() is None  # nothing written in as a summary
+    assert memory.get_summary() is None  # nothing written in as a summary
     assert isinstance(memory.last_fold_error, ModelError)
     assert len(memory.turns()) == 60
     ctx = memory.context()
@@ -138,7 +138,7 @@ def test_llm_failure_loses_nothing_and_is_retried_on_a_later_add(store, fast_ret
     # The provider recovers: the next add folds everything that waited.
     model.failing = False
     memory.add(chat(30))
-    summary = memory.summary()
+    summary = memory.get_summary()
     assert summary is not None and summary.method == "llm"
     assert memory.last_fold_error is None
     state = store.records.load("default", "s1")
@@ -154,7 +154,7 @@ def test_garbage_or_timeout_is_not_written_as_summary(store, mode):
     memory = RecursiveMemory("s1", store=store, model=model, retry=retry, max_tokens=400)
     for i in range(12):
         memory.add(chat(i))
-    assert memory.summary() is None
+    assert memory.get_summary() is None
     assert len(memory.turns()) == 24
     assert memory.context().tokens <= 400
     with pytest.raises(ModelError):
@@ -170,7 +170,7 @@ def test_failed_fold_waits_for_the_cooldown(store):
     assert model.failed_calls == 1  # later adds skipped the fold during the cool-down
     model.failing = False
     memory.add(chat(12))
-    assert memory.summary() is None  # still cooling down
+    assert memory.get_summary() is None  # still cooling down
     assert memory.fold().versions >= 1  # an explicit fold ignores the cool-down
 
 
@@ -180,7 +180,7 @@ def test_summary_cap_holds_when_the_model_ignores_the_length(store, fast_retry):
     counter = TokenCounter()
     for i in range(20):
         memory.add(chat(i))
-    summary = memory.summary()
+    summary = memory.get_summary()
     assert summary is not None
     assert summary.tokens <= 100
     assert counter.count_text(summary.text) <= 100
@@ -221,7 +221,7 @@ def test_no_llm_uses_the_extractive_summarizer(store):
     for i in range(30):
         memory.add(chat(i))
         assert memory.context().tokens <= 400
-    summary = memory.summary()
+    summary = memory.get_summary()
     assert summary is not None and summary.method == "extractive"
     assert summary.tokens <= 80
     # The extract holds the latest folded messages verbatim (shortened).
@@ -286,7 +286,7 @@ async def test_async_twins_match_the_sync_path(store, fast_retry):
         await memory.aadd(chat(i))
         ctx = await memory.acontext()
         assert ctx.tokens <= 600
-    assert (await memory.asummary()) is not None
+    assert (await memory.aget_summary()) is not None
     assert len(await memory.aturns()) == 80
     result = await memory.afold(force=True)
     assert result.versions >= 1
@@ -308,12 +308,12 @@ async def test_every_read_is_one_generator_with_a_sync_and_an_async_shell(store,
         return await arun(steps)
 
     memory.runner.arun = spy  # type: ignore[method-assign]
-    assert await memory.asummary() == memory.summary() is not None
+    assert await memory.aget_summary() == memory.get_summary() is not None
     assert await memory.aturns() == memory.turns()
     assert await memory.ausage() == memory.usage() and memory.usage().calls >= 1
     assert await memory.acontext("budget item 3?") == memory.context("budget item 3?")
     await memory.aclear()
-    assert memory.turns() == [] and memory.summary() is None
+    assert memory.turns() == [] and memory.get_summary() is None
     assert runs == [
         "_summary_steps",
         "_turns_steps",
@@ -332,7 +332,7 @@ async def test_async_timeout_is_enforced(store):
     memory = RecursiveMemory("s1", store=store, model=model, retry=retry, max_tokens=400)
     for i in range(6):
         await asyncio.wait_for(memory.aadd(chat(i)), 5)
-    assert memory.summary() is None
+    assert memory.get_summary() is None
     assert len(memory.turns()) == 12
 
 
@@ -370,10 +370,10 @@ def test_background_folds_keep_add_fast_and_reads_consistent(store):
         ctx = memory.context()  # reads while the fold waits on the model
         assert ctx.tokens <= 400
     assert clock.perf_counter() - start < 8  # no add waited for the blocked model
-    assert memory.summary() is None
+    assert memory.get_summary() is None
     gate.set()
     assert memory.wait_for_folds(30)
-    assert memory.summary() is not None
+    assert memory.get_summary() is not None
     assert len(memory.turns()) == 30
     assert memory.context().tokens <= 400
 
@@ -391,5 +391,5 @@ async def test_background_folds_in_async(store):
     for i in range(30):
         await memory.aadd(Turn(role="user", text=f"async message {i} " * 5))
     await memory.await_folds()
-    assert memory.summary() is not None
+    assert memory.get_summary() is not None
     assert (await memory.acontext()).tokens <= 400

@@ -162,7 +162,7 @@ def test_a_long_thread_keeps_every_request_within_budget_and_logs_everything(sto
     assert summarizer.calls > 5
     late = model.requests[-1]
     assert is_summary_message(late[1]) and "Summary of the earlier conversation" in late[1].text
-    latest = mw.get_memory("t-1").summary()
+    latest = mw.get_memory("t-1").get_summary()
     assert latest is not None and late[1].response_metadata["lrm_version"] == latest.version
     assert latest.text in late[1].text
     full = COUNTER.count_turns([message_to_turn(m) for m in state["messages"]])
@@ -298,7 +298,7 @@ def test_a_failing_summarizer_never_breaks_the_agent(store, mode, caplog):
         check_request(request)  # the budget holds while nothing can be folded
         assert not any(is_summary_message(m) for m in request)  # no failure written in
     memory = mw.get_memory("f")
-    assert memory.summary() is None and memory.context().hidden > 0
+    assert memory.get_summary() is None and memory.context().hidden > 0
     check_log_is_the_state(mw, "f", state)
     # The summarizer comes back: the next calls fold the backlog and show a summary.
     summarizer.failing = False
@@ -306,7 +306,7 @@ def test_a_failing_summarizer_never_breaks_the_agent(store, mode, caplog):
         state = agent.invoke({"messages": [HumanMessage(question(i))]}, thread("f"))
     check_request(model.requests[-1])
     assert is_summary_message(model.requests[-1][1])
-    assert memory.summary() is not None
+    assert memory.get_summary() is not None
     check_log_is_the_state(mw, "f", state)
 
 
@@ -358,7 +358,7 @@ async def test_a_langchain_summarizer_works_and_its_tokens_are_not_streamed(stor
         ):
             streamed.append(chunk.text)
     for session in ("as", "ss"):
-        summary = mw.get_memory(session).summary()
+        summary = mw.get_memory(session).get_summary()
         assert summary is not None and "SUMMARYTOKEN" in summary.text
     assert any("Found it." in text for text in streamed)
     assert not any("SUMMARYTOKEN" in text for text in streamed)

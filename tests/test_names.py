@@ -22,7 +22,6 @@ from langchain_recursive_memory.core import (
     RecursiveMemory,
     Turn,
     TurnNode,
-    TurnNote,
 )
 from langchain_recursive_memory.core.session import SessionRef
 from llamaindex_higmem import RecursiveSummaryMemory
@@ -62,14 +61,18 @@ def test_old_public_names_still_work():
     memory = RecursiveMemory("names", store=store, max_tokens=300)
     for i in range(30):
         memory.add([Turn(role="user", text=f"Message {i} about the orchard and its pears.")])
+    with pytest.warns(DeprecationWarning, match="TurnNote is deprecated since 0.2.0"):
+        from langchain_recursive_memory.core import TurnNote
     assert TurnNote is TurnNode
     assert memory.get_summary() is not None
-    assert memory.summary() == memory.get_summary()
+    with pytest.warns(DeprecationWarning, match=r"summary\(\) is deprecated since 0.2.0"):
+        assert memory.summary() == memory.get_summary()
     assert memory.scope is memory.session and isinstance(memory.session, SessionRef)
     graph = HiGMem("names-hg", store=store)
     graph.add([Turn(role="user", text="Ada booked the Lisbon trip.")])
     graph.flush()
-    assert graph.notes() == graph.turn_nodes() != []
+    with pytest.warns(DeprecationWarning, match=r"notes\(\) is deprecated since 0.2.0"):
+        assert graph.notes() == graph.turn_nodes() != []
 
 
 @pytest.mark.asyncio
@@ -85,7 +88,8 @@ async def test_get_summary_is_the_record_everywhere_and_summary_its_text():
         assert record is not None and adapter.summary == record.text
         assert await adapter.aget_summary() == record
     engine = history.memory
-    assert await engine.aget_summary() == engine.get_summary() == await engine.asummary()
+    with pytest.warns(DeprecationWarning, match=r"asummary\(\) is deprecated since 0.2.0"):
+        assert await engine.aget_summary() == engine.get_summary() == await engine.asummary()
 
 
 def llama_messages(i: int) -> list:

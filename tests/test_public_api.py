@@ -15,6 +15,13 @@ import llamaindex_higmem
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# 0.1.0's names kept in __all__ until 0.3.0 warn (tests/test_deprecations.py checks that)
+DEPRECATED_NAMES_WARN = pytest.mark.filterwarnings(
+    "ignore:.*deprecated since 0.2.0:DeprecationWarning"
+)
+
+
+@DEPRECATED_NAMES_WARN
 @pytest.mark.parametrize("module", [langchain_recursive_memory, core, llamaindex_higmem])
 def test_all_is_sorted_unique_and_importable(module):
     names = list(module.__all__)
@@ -59,6 +66,7 @@ def test_top_level_exports():
     }
 
 
+@DEPRECATED_NAMES_WARN
 def test_errors_form_one_hierarchy():
     base = core.RecursiveMemoryError
     for name in core.__all__:

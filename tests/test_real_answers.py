@@ -204,7 +204,7 @@ def test_prefaces_fences_and_chatter_are_not_stored_in_the_summary(store):
         max_summary_tokens=80,
     )
     _chat(memory, 0, 30)
-    summary = memory.summary()
+    summary = memory.get_summary()
     assert summary is not None and summary.text.startswith("Mentioned:")
     assert "Here is" not in summary.text and "```" not in summary.text
     assert "Let me know" not in summary.text
@@ -230,12 +230,12 @@ def test_a_refusal_or_a_lost_summary_keeps_the_previous_summary(store):
         max_summary_tokens=120,
     )
     _chat(memory, 0, 30)
-    kept = memory.summary()
+    kept = memory.get_summary()
     assert kept is not None and "Falcon" in kept.text
     for answer in ("refuse", "forget"):
         mode["answer"] = answer
         _chat(memory, 100, 20)
-        latest = memory.summary()
+        latest = memory.get_summary()
         assert latest is not None and latest.text == kept.text, answer
     assert not any(s.text.startswith("I'm sorry") for s in store.summaries("default", "s"))
 
@@ -272,4 +272,4 @@ def test_no_new_facts_is_not_asked_again_and_untagged_facts_are_read(store):
     assert folds >= 2 and len(calls) == folds  # "No new facts." was not asked again
     facts = {f.key: f for f in memory.facts()}
     assert facts["ada/locker_code"].text == "Ada's locker code is 4471."
-    assert "Facts:" not in memory.summary().text
+    assert "Facts:" not in memory.get_summary().text

@@ -75,12 +75,12 @@ def test_the_history_replays_reasoning_but_never_recalls_or_summarizes_it(store)
             [HumanMessage(f"Question {i} about the ferry?", id=f"u{i}"), reply(i, block)]
         )
     memory = history.memory
-    assert memory.summary() is not None  # folds happened
+    assert memory.get_summary() is not None  # folds happened
     prompts = "\n".join(model.prompts)
     assert "ferry leaves at nine" in prompts  # what was said reached the summarizer ...
     assert SECRET not in prompts  # ... the reasoning never did
     assert all(SECRET not in f.text for f in memory.facts())
-    assert all(SECRET not in (s.text or "") for s in [memory.summary()])
+    assert all(SECRET not in (s.text or "") for s in [memory.get_summary()])
     hits = memory.recall(f"{SECRET} schedule route option", k=8)
     assert all(SECRET not in h.text for h in hits)
     assert not any(h.score > 0 and SECRET in h.text for h in hits)

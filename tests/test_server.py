@@ -53,7 +53,7 @@ def test_history_on_a_server_folds_persists_and_resumes(server_store):
     for i in range(40):
         memory.add(Turn(role="user", text=f"Server message {i} about Oslo and {i} cats."))
         assert memory.context().tokens <= 400
-    assert memory.summary() is not None
+    assert memory.get_summary() is not None
     again = RecursiveMemory(
         "s",
         store=MemoryStore(server_store.client, prefix=server_store.prefix),
@@ -199,7 +199,7 @@ def test_the_server_restarts_mid_conversation(tmp_path):
         texts = [t.turn.text for t in memory.turns()]
         assert "while the server is down" not in texts  # refused, and the caller was told
         assert len(texts) == 40
-        assert memory.summary() is not None and memory.last_fold_error is None
+        assert memory.get_summary() is not None and memory.last_fold_error is None
         check_consistent(store, "s", 40)
     finally:
         server.stop()
@@ -266,7 +266,7 @@ def test_sigkill_in_the_middle_of_a_fold_loses_nothing(tmp_path, where):
     memory.fold()  # folding resumes
     memory.add(Turn(role="user", text="one more"))
     check_consistent(store, "s", 41)
-    assert memory.summary() is not None
+    assert memory.get_summary() is not None
 
 
 @pytest.mark.server

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from langchain_recursive_memory import RecursiveSummaryChatMessageHistory
 from langchain_recursive_memory.cli import app
 from langchain_recursive_memory.core import (
+    ConfigurationError,
     HybridMemory,
     MemoryConfig,
     MemoryStore,
@@ -105,3 +106,88 @@ def test_lrm_ingest_max_tokens_500_gives_a_summary_within_a_quarter(tmp_path):
     assert 0 < tokens <= 125
     store = MemoryStore.persistent(tmp_path / "db")
     assert store.session_settings("default", "s")["max_summary_tokens"] == 125
+
+
+# -- budget errors name what the user passed (issue 28, item 5) -------------------------------
+
+
+def _error(**options) -> str:
+    with pytest.raises(ConfigurationError) as error:
+        RecursiveSummaryChatMessageHistory("s", store=MemoryStore.in_memory(), **options)
+    return str(error.value)
+
+
+def _suggested(message: str, name: str, op: str) -> int:
+    return int(re.search(rf"\b{name} {op} (-?\d+)", message)[1])
+
+
+def _fits(**options) -> bool:
+    try:
+        RecursiveSummaryChatMessageHistory("s", store=MemoryStore.in_memory(), **options)
+    except ConfigurationError:
+        return False
+    return True
+
+
+def test_only_max_tokens_given_names_it_and_says_the_cap_was_derived():
+    message = _error(max_tokens=10)
+    assert message.startswith("max_tokens=10: too small")
+    assert "max_summary_tokens=16 (derived from max_tokens" in message
+    assert "recall_tokens" not in message and "reserve_tokens" not in message
+    smallest = _suggested(message, "max_tokens", ">=")
+    assert smallest == 82 and _fits(max_tokens=smallest) and not _fits(max_tokens=smallest - 1)
+
+
+def test_max_tokens_and_max_summary_tokens_given_name_both_and_nothing_derived():
+    message = _error(max_tokens=100, max_summary_tokens=90)
+    assert message.startswith("max_summary_tokens=90: too large")
+    assert "max_tokens=100" in message and "derived" not in message
+    assert "recall_tokens" not in message and "reserve_tokens" not in message
+    cap = _suggested(message, "max_summary_tokens", "<=")
+    assert _fits(max_tokens=100, max_summary_tokens=cap)
+    assert not _fits(max_tokens=100, max_summary_tokens=cap + 1)
+    budget = _suggested(message, "max_tokens", ">=")
+    assert _fits(max_tokens=budget, max_summary_tokens=90)
+    assert not _fits(max_tokens=budget - 1, max_summary_tokens=90)
+
+
+def test_recall_tokens_given_is_named_with_the_derived_cap():
+    message = _error(max_tokens=200, recall_tokens=150)
+    assert message.startswith("recall_tokens=150: too large")
+    assert "max_tokens=200" in message
+    assert "max_summary_tokens=50 (derived from max_tokens" in message
+    assert "reserve_tokens" not in message
+    share = _suggested(message, "recall_tokens", "<=")
+    assert _fits(max_tokens=200, recall_tokens=share)
+    assert not _fits(max_tokens=200, recall_tokens=share + 1)
+    budget = _suggested(message, "max_tokens", ">=")
+    assert _fits(max_tokens=budget, recall_tokens=150)
+    assert not _fits(max_tokens=budget - 1, recall_tokens=150)
+    default = _error(recall_tokens=1900)  # max_tokens not given: its default, said so
+    assert default.startswith("recall_tokens=1900:") and "max_tokens=2000 (the default)" in default
+
+
+def test_a_derived_recall_share_is_said_to_be_derived():
+    message = _error(max_tokens=90, extract_facts=True)
+    assert message.startswith("max_tokens=90: too small")
+    assert "recall_tokens=22 (derived from max_tokens" in message
+    budget = _suggested(message, "max_tokens", ">=")
+    assert _fits(max_tokens=budget, extract_facts=True)
+    assert not _fits(max_tokens=budget - 1, extract_facts=True)
+    with pytest.raises(ConfigurationError) as error:
+        HybridMemory("s", store=MemoryStore.in_memory(), max_tokens=90)
+    assert "recall_tokens=22 (derived from max_tokens" in str(error.value)
+    reserve = _error(max_tokens=300, reserve_tokens=250)
+    assert reserve.startswith("reserve_tokens=250: too large")
+    assert "max_summary_tokens=75 (derived from max_tokens" in reserve
+
+
+def test_llamaindex_budget_errors_name_token_limit_only():
+    with pytest.raises(ConfigurationError) as error:
+        RecursiveSummaryMemory.from_defaults(
+            store=MemoryStore.in_memory(), token_limit=100, recall_tokens=60
+        )
+    message = str(error.value)
+    assert message.startswith("recall_tokens=60: too large")
+    assert "token_limit=100" in message and "derived from token_limit" in message
+    assert "max_tokens" not in message

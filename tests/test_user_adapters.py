@@ -18,7 +18,7 @@ from langchain_recursive_memory import (
     RecursiveMemoryRetriever,
     RecursiveSummaryChatMessageHistory,
 )
-from langchain_recursive_memory.core import HiGMem, RetryPolicy, Turn
+from langchain_recursive_memory.core import HiGMem, RecursiveMemory, RetryPolicy, Turn
 from langchain_recursive_memory.middleware import RecursiveMemoryMiddleware
 from llamaindex_higmem import HiGMemMemoryBlock, RecursiveSummaryMemory
 from llamaindex_higmem import HiGMemRetriever as LlamaHiGMemRetriever
@@ -185,3 +185,70 @@ def test_recall_scope_user_is_the_default_of_the_historys_retriever(store):
         "My locker code is 4471."
     )
     assert new.as_retriever(k=1, scope="session").invoke("locker code") == []
+
+
+# -- issue 28: user scope alone recalls; facts name the session they came from ----------------
+
+
+def plain(store, sid: str, **kw: Any) -> RecursiveSummaryChatMessageHistory:
+    """A history with no model, no facts and no embedder: only the user scope asks for recall."""
+    return RecursiveSummaryChatMessageHistory(sid, user_id="ada", store=store, max_tokens=500, **kw)
+
+
+def test_recall_scope_user_alone_fills_messages_with_what_the_user_scope_recalls(store):
+    old = plain(store, "old")
+    ended(old, "My locker code is 4471.", *FILLER)
+    new = plain(store, "new", recall_scope="user")
+    assert new.memory.config.recall_tokens == 125  # a quarter: recall was asked for
+    new.add_messages([HumanMessage("What is my locker code?")])
+    first = new.messages[0].content
+    assert "My locker code is 4471." in first
+    recalled = new.memory.context("What is my locker code?").recalled
+    assert {h.metadata["session_id"] for h in recalled} == {"old"}
+    core = RecursiveMemory("core", store=store, user_id="ada", max_tokens=500, recall_scope="user")
+    assert core.config.recall_tokens == 125  # the core follows the same rule
+    assert plain(store, "same").memory.config.recall_tokens == 0  # session scope: as before
+    given = plain(store, "given", recall_scope="user", recall_tokens=0)
+    assert given.memory.config.recall_tokens == 0  # an explicit share wins
+    found = {
+        d.page_content: d.metadata["session_id"]
+        for d in given.as_retriever(k=3).invoke("locker code")
+    }  # the retriever still reads the user's sessions
+    assert found["My locker code is 4471."] == "old"
+    nobody = RecursiveSummaryChatMessageHistory("nobody", store=store, recall_scope="user")
+    nobody.add_messages([HumanMessage("What is my locker code?")])
+    with pytest.raises(ConfigurationError, match="recall_scope='user': session 'nobody'"):
+        nobody.messages  # noqa: B018  # no user: the setting cannot work, and says so
+
+
+def test_llamaindex_recall_scope_user_alone_recalls_the_users_sessions(store):
+    ended(plain(store, "old"), "My locker code is 4471.", *FILLER)
+    memory = RecursiveSummaryMemory.from_defaults(
+        session_id="li", user_id="ada", store=store, token_limit=500, recall_scope="user"
+    )
+    assert memory.recall_tokens == 125
+    memory.put(ChatMessage(role="user", content="What is my locker code?"))
+    assert "4471" in str(memory.get(input="What is my locker code?")[0].content)
+
+
+def test_recalled_facts_name_the_session_they_came_from(store):
+    ended(history(store, "ada-3"), "My home city is Oslo.", "My diet is vegan.")
+    ended(history(store, "ada-9"), "My home city is Berlin.")
+    reader = history(store, "ada-21")
+    for scope in ("session", "user"):
+        retriever = reader.as_retriever(k=1, kinds=("fact",), scope=scope)
+        (city,) = retriever.invoke("What is my home city?")
+        assert city.metadata["session_id"] == "ada-9"  # the session of its wording
+        assert city.metadata["session_ids"] == ["ada-3", "ada-9"]
+        (diet,) = retriever.invoke("What is my diet?")
+        assert diet.metadata["session_id"] == "ada-3"
+        assert diet.metadata["user_id"] == "ada"
+    li = RecursiveSummaryMemory.from_defaults(
+        session_id="ada-22", user_id="ada", store=store, llm=FactModel(), extract_facts=True
+    )
+    hits = li.context("What is my diet?").recalled
+    assert [(h.id, h.metadata["session_id"]) for h in hits] == [("user/diet", "ada-3")]
+    alone = history(store, "solo", user=None)
+    ended(alone, "My home city is Rome.")
+    (doc,) = alone.as_retriever(k=1, kinds=("fact",)).invoke("home city")
+    assert doc.metadata["session_id"] == "solo"  # a session's own fact: its session

@@ -111,7 +111,7 @@ def test_the_ranker_mixes_per_radius_similarities_and_treats_missing_as_lowest()
 def test_higmem_embeds_settled_windows_when_it_indexes_not_at_retrieval():
     store, embedder = MemoryStore.in_memory(), CountingEmbedder()
     higmem = HiGMem("h", store=store, embedder=embedder, retry=FAST)
-    for i in range(20):
+    for i in range(32):  # two batches of HEURISTIC_BATCH turns are indexed
         higmem.add(Turn(role="user", name="Ada", text=f"Line {i} about the garden."))
     kinds = [window_kind(1), window_kind(2)]
     stored = {r.ref for r in stored_vectors(store, higmem.space, "default", "h", kinds)}

@@ -37,6 +37,7 @@ from ..core.models import (
     ModelSettings,
 )
 from ..core.options import CLI, OPTIONS
+from ..core.storage.client import http_client, persistent_client
 from ._group import LrmGroup
 
 __all__ = [
@@ -216,13 +217,27 @@ class Settings:
         They never create a store at a mistyped path: a folder that does not exist, or
         holds no store, exits 1 and says so.
         """
+        self._check_exists()
+        return self.open_store()
+
+    def existing_client(self) -> Any:
+        """The chromadb client of the configured store, which must exist (``lrm migrate``).
+
+        A :class:`MemoryStore` migrates what an earlier release wrote when it opens; this
+        is the client alone.
+        """
+        self._check_exists()
+        if self.host is not None:
+            return http_client(self.host, self.port, ssl=False, headers=None, timeout=30.0)
+        return persistent_client(self.path or default_path())
+
+    def _check_exists(self) -> None:
         if self.host is None:
             where = self.path or default_path()
             if not where.is_dir():
                 raise _fail(f"no memory store at {where}: the folder does not exist ({_CHECK})")
             if not (where / "chroma.sqlite3").exists():
                 raise _fail(f"no memory store at {where}: the folder holds none ({_CHECK})")
-        return self.open_store()
 
 
 _CHECK = "check --path, or $LANGCHAIN_RECURSIVE_MEMORY_PATH; `lrm ingest` creates a store"

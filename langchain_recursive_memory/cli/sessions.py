@@ -1,4 +1,4 @@
-"""``lrm sessions``, ``lrm clear`` and ``lrm expire``: list and delete sessions."""
+"""``lrm sessions``, ``lrm clear``, ``lrm expire``, ``lrm migrate``: sessions and the store."""
 
 import datetime as dt
 from collections.abc import Sequence
@@ -10,6 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core import MemoryStore, RecursiveMemory
+from ..core.storage.client import StoreClient
+from ..core.storage.migrations import migrate_collections
 from ._app import (
     Settings,
     _console,
@@ -21,7 +23,7 @@ from ._app import (
     parse_duration,
 )
 
-__all__ = ["clear", "expire", "list_sessions"]
+__all__ = ["clear", "expire", "list_sessions", "migrate"]
 
 
 class ExpireBy(str, Enum):
@@ -145,3 +147,30 @@ def _doomed_table(doomed: _Doomed, by: ExpireBy) -> Table:
     for (ns, sid), last in sorted(doomed, key=lambda item: item[1]):
         table.add_row(Text(ns), Text(sid), _time(last))
     return table
+
+
+@app.command()
+def migrate(
+    ctx: typer.Context,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say what would be done, change nothing.")
+    ] = False,
+) -> None:
+    """Bring a store written by an earlier release up to this one.
+
+    Runs by itself the first time a process opens the store; run it by hand to see what
+    it does (--dry-run) or after a process of an earlier release wrote again.
+    """
+    settings = _settings(ctx)
+    console = _console()
+    with _reported_errors():
+        client = StoreClient(settings.existing_client())
+        done = migrate_collections(client, settings.prefix, dry_run=dry_run)
+        if not done.needed:
+            console.print(f"Nothing to migrate in {settings.location()}.")
+            return
+        verb = "Would rename" if dry_run else "Renamed"
+        for old, new in done.renamed:
+            console.print(f"{verb} {old} -> {new}")
+        for old, why in done.left:
+            console.print(f"Left {old} as it is: {why} (reindex() embeds its vectors again)")

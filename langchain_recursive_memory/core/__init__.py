@@ -12,8 +12,11 @@ Example:
     ['I prefer tea.']
 """
 
+from typing import Any
+
 from .cache import CacheLimits
 from .config import MemoryConfig
+from .deprecations import moved_attribute
 from .errors import (
     ConfigurationError,
     EmbeddingError,
@@ -27,7 +30,7 @@ from .errors import (
     TokenizerError,
     WriteOutcomeUnknownError,
 )
-from .events import Event, EventFact, TurnNode, TurnNote
+from .events import Event, EventFact, TurnNode
 from .facts import Fact
 from .higmem import HiGMem, HiGMemConfig, RetrievedTurn
 from .models import Embedder, FunctionTextModel, JsonTextModel, ModelSettings, TextModel
@@ -45,6 +48,7 @@ from .storage import (
     UserInfo,
     default_path,
 )
+from .store_compat import add_store_aliases
 from .tokenizer import TokenCounter, encoding_name_for_model, get_encoding
 from .turn import ToolCall, Turn
 from .usage import CountingTextModel, Usage
@@ -101,3 +105,11 @@ __all__ = [
     "encoding_name_for_model",
     "get_encoding",
 ]
+
+# 0.1.0's names that moved (DeprecationWarning until 0.3.0): MemoryStore's methods of
+# the engines' protocol (now MemoryStore.records), and TurnNote here.
+add_store_aliases(MemoryStore)
+
+
+def __getattr__(name: str) -> Any:
+    return moved_attribute(__name__, name)

@@ -8,8 +8,9 @@ everywhere:
   location when all are None), ``client`` (any chromadb client) or ``store``
   (:func:`open_store`);
 * the recall share is :func:`~.config.recall_share`: an explicit ``recall_tokens`` wins;
-  otherwise a memory that extracts facts or has an embedder (a *hybrid* memory) reserves
-  a quarter of ``max_tokens`` for recall, any other none;
+  otherwise a memory that extracts facts, has an embedder or recalls from the user's
+  sessions (``recall_scope="user"``: a *hybrid* memory) reserves a quarter of
+  ``max_tokens`` for recall, any other none;
 * the summary cap is :func:`~.config.summary_cap`: 300, or a quarter of a small budget;
 * ``summary_role`` accepts the role aliases of :data:`~.turn.ROLE_ALIASES` too
   (LangChain's ``"human"``, ``"ai"``...).
@@ -42,6 +43,7 @@ from .errors import ConfigurationError
 from .models import TextModel
 from .options import BUDGET, ENGINE, OPTIONS, PYTHON
 from .recursive.memory import HybridMemory, RecursiveMemory
+from .retrieval.pool import USER
 from .runtime.retry import RetryPolicy
 from .storage import DEFAULT_NAMESPACE, MemoryStore
 from .turn import ROLE_ALIASES
@@ -149,8 +151,13 @@ class MemoryOptions:
 
     @property
     def hybrid(self) -> bool:
-        """Whether the memory is hybrid: it extracts facts or has an embedder."""
-        return self.extract_facts or self.embedder is not None
+        """Whether the memory is hybrid (recalls by default).
+
+        It extracts facts, has an embedder, or recalls from the user's sessions
+        (``recall_scope="user"``: BM25 recall of the user's turns needs neither a model
+        nor an embedder, and a user scope with no recall share would do nothing).
+        """
+        return self.extract_facts or self.embedder is not None or self.recall_scope == USER
 
     def memory_config(self) -> MemoryConfig:
         """The validated :class:`~.config.MemoryConfig` of these options."""

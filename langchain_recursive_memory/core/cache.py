@@ -1,14 +1,24 @@
-"""The caches of a store: what its engines keep between calls, bounded by entries and bytes.
+"""The caches of a store: what a process keeps between calls, bounded by entries and bytes.
 
-Everything the engines keep between calls (a session's turn index and its window
-vectors, its facts, its fold health, HiGMem's nodes, which user it belongs to) lives in
-the :class:`StoreCaches` of the :class:`~.storage.MemoryStore` it was read from: two
-stores in one process share nothing, and dropping a store drops its caches. Each cache
-is a :class:`SessionCache`, an LRU that drops the least recently used sessions beyond its
-``max_entries`` entries or ``max_bytes`` bytes, so a long-running server holds a bounded
-amount however many sessions it has seen (the bounds are :class:`CacheLimits`, given to
-the store: ``MemoryStore(..., cache=CacheLimits(...))``). Every cached value can be
-rebuilt from the store; dropping one costs a read, never data.
+Everything the engines keep between calls (a session's view of its turns and their window
+vectors, its facts, its fold health, HiGMem's nodes, which user it belongs to) lives in a
+:class:`StoreCaches`. Every :class:`~.storage.MemoryStore` object of a process over the same
+database (a path, or a server address) and collection prefix shares one
+(:meth:`StoreCaches.shared`): an application that opens a new store, history or memory for
+every request (``RecursiveSummaryChatMessageHistory(session_id, path=...)``) keeps what the
+previous request read, and pays per turn what one long-lived object does. A store given
+its own ``StoreCaches`` (``MemoryStore(client, cache=StoreCaches())``) shares nothing.
+
+Each cache is a :class:`SessionCache`, an LRU that drops the least recently used sessions
+beyond its ``max_entries`` entries or ``max_bytes`` bytes, so a long-running server holds a
+bounded amount however many sessions it has seen (the bounds are :class:`CacheLimits`,
+given to the store: ``MemoryStore(..., cache=CacheLimits(...))``); at most
+:data:`SHARED_DATABASES` databases' caches are kept for the process. Every cached value can
+be rebuilt from the store; dropping one costs a read, never data.
+
+**Freshness.** A cached value never changes an answer: each is checked against the store
+in the reads an operation makes anyway, by the one rule of :mod:`.storage.heads` ("How the
+memory stays fresh" in the README).
 
 Keys start with the namespace and the session id (:func:`session_cache_key`).
 :func:`clear_caches` empties the caches of every store of the process (tests use it).
@@ -37,6 +47,7 @@ __all__ = [
     "CACHE_BYTES",
     "HEALTH_CACHE_ENTRIES",
     "SESSION_CACHE_ENTRIES",
+    "SHARED_DATABASES",
     "CacheLimits",
     "SessionCache",
     "StoreCaches",
@@ -66,6 +77,13 @@ KINDS_PER_SESSION = 4
 
 SESSION_KEY_PARTS = 3
 """Parts of a session's cache key (:func:`session_cache_key`); longer keys extend it."""
+
+SHARED_DATABASES = 64
+"""Databases (path or server, and prefix) whose caches a process keeps for new store objects."""
+
+PRIVATE_IDENTITY = "client:"
+"""How :func:`~.storage.client.client_identity` names a client it cannot tell the database
+of (a client object of its own): such a store shares its caches with no other."""
 
 
 def session_cache_key(namespace: str, session_id: str) -> tuple[str, str, str]:
@@ -288,16 +306,24 @@ class StoreCaches:
         limits: The bounds.
 
     Attributes:
-        sessions: Per session (keys extend :func:`session_cache_key`): its
-            :class:`~.retrieval.index.TurnIndex` as the recursive memory keeps it
-            (``"archive"``), HiGMem's state (``"higmem"``), the unit vectors of facts and
-            events (``"vectors"``, space).
+        sessions: Per session (keys extend :func:`session_cache_key`): its view
+            (:class:`~.retrieval.view.SessionView`, ``"view"``), HiGMem's nodes and events
+            (``"higmem"``), the unit vectors of facts and events (``"vectors"``, space).
         facts: Each session's facts as last read, and their BM25 index.
         health: Each session's fold health (failures, cool-down, the fold lock).
         users: Which user each session belongs to.
         described: The settings recorded with each session.
+        registered: The session, user and stamp records this process has written (their
+            writes are insert-if-absent: written again only after a clear).
+        hints: Each session's summary hint as last read.
+        clocks: The highest order key each session has shown this process.
+        collections: The chromadb collections opened, by name.
+        migrated: Whether this process has brought the database up to this release
+            (:mod:`.storage.migrations`, once).
         user_locks: Locks that serialise the merges of users' facts in this process
             (striped by user: two users may share one, it only waits).
+        clock_lock: Serialises the order keys this process gives new turns.
+        last_seq: The highest order key this process has given.
     """
 
     def __init__(self, limits: CacheLimits | None = None) -> None:
@@ -312,13 +338,56 @@ class StoreCaches:
         self.health: SessionCache[Any] = SessionCache("fold health", max_entries=limits.small)
         self.users: SessionCache[Any] = SessionCache("session users", max_entries=limits.small)
         self.described: SessionCache[Any] = SessionCache("described", max_entries=limits.small)
+        self.registered: SessionCache[Any] = SessionCache("registered", max_entries=limits.small)
+        self.hints: SessionCache[int] = SessionCache("summary hints", max_entries=limits.small)
+        self.clocks: SessionCache[int] = SessionCache("session clocks", max_entries=limits.small)
+        self.collections: dict[str, Any] = {}
+        self.migrated = False
         self.user_locks = [threading.Lock() for _ in range(USER_LOCKS)]
+        self.clock_lock = threading.Lock()
+        self.last_seq = 0
         with _REGISTRY_LOCK:
             _REGISTRY.add(self)
 
+    @classmethod
+    def shared(cls, identity: str, prefix: str, limits: CacheLimits | None = None) -> StoreCaches:
+        """The caches every store object of this process over one database and prefix shares.
+
+        Args:
+            identity: The database (:func:`~.storage.client.client_identity`); one that
+                starts with :data:`PRIVATE_IDENTITY` gets caches of its own.
+            prefix: The collection prefix.
+            limits: The bounds (stores given other bounds get caches of their own).
+        """
+        limits = limits or CacheLimits()
+        if identity.startswith(PRIVATE_IDENTITY):
+            return cls(limits)
+        key = (identity, prefix, limits)
+        with _REGISTRY_LOCK:
+            found = _SHARED.get(key)
+            if found is not None:
+                _SHARED.move_to_end(key)
+                return found
+        made = cls(limits)
+        with _REGISTRY_LOCK:
+            found = _SHARED.setdefault(key, made)
+            _SHARED.move_to_end(key)
+            while len(_SHARED) > SHARED_DATABASES:
+                _SHARED.popitem(last=False)
+        return found
+
     def all(self) -> list[SessionCache[Any]]:
         """Every cache of the store."""
-        return [self.sessions, self.facts, self.health, self.users, self.described]
+        return [
+            self.sessions,
+            self.facts,
+            self.health,
+            self.users,
+            self.described,
+            self.registered,
+            self.hints,
+            self.clocks,
+        ]
 
     @property
     def nbytes(self) -> int:
@@ -329,6 +398,7 @@ class StoreCaches:
         """Drop everything (costs only re-reads)."""
         for cache in self.all():
             cache.clear()
+        self.collections.clear()
 
     def drop(self, namespace: str, session_ids: Iterable[str], user_id: str | None = None) -> int:
         """Drop what the caches hold of these sessions (and user); return how many entries.
@@ -347,7 +417,8 @@ class StoreCaches:
 
 
 _REGISTRY: weakref.WeakSet[StoreCaches] = weakref.WeakSet()
-_REGISTRY_LOCK = threading.Lock()
+_SHARED: OrderedDict[tuple[str, str, CacheLimits], StoreCaches] = OrderedDict()
+_REGISTRY_LOCK = threading.RLock()
 
 
 def caches() -> list[SessionCache[Any]]:
@@ -359,5 +430,7 @@ def caches() -> list[SessionCache[Any]]:
 
 def clear_caches() -> None:
     """Empty the caches of every store of this process (for tests; costs only re-reads)."""
-    for cache in caches():
-        cache.clear()
+    with _REGISTRY_LOCK:
+        stores = list(_REGISTRY)
+    for store in stores:
+        store.clear()

@@ -277,13 +277,20 @@ class Engine:
         counts = [self.counter.count_turn(t) for t in items]
         encoding = self.counter.encoding_name
         user = yield from self.user_steps()
+        memory = str(self.settings().get("memory", ""))
         if user is not None:  # every write: no I/O while the process knows it is recorded,
             # and it records the user again after another handle cleared or forgot it
             yield from store_call(
-                self.store.records.join_user, self.namespace, self.session_id, user
+                self.store.records.join_user, self.namespace, self.session_id, user, memory
             )
         stored = yield from store_call(
-            self.store.records.append, self.namespace, self.session_id, items, counts, encoding
+            self.store.records.append,
+            self.namespace,
+            self.session_id,
+            items,
+            counts,
+            encoding,
+            memory,
         )
         yield from self._describe_steps()
         return stored, sum(counts)

@@ -354,7 +354,8 @@ OPTIONS = OptionTable(
         Option(
             "recall_tokens", "int | None", None,
             "Tokens of {max_tokens} reserved for the facts and turns recalled for the "
-            "current question (None: a quarter with extract_facts or an embedder, else 0).",
+            "current question (None: a quarter with extract_facts, an embedder or "
+            "recall_scope='user', else 0).",
             BUDGET, minimum=0,
         ),
         Option(
@@ -393,7 +394,7 @@ OPTIONS = OptionTable(
         Option(
             "recall_scope", "str", "session",
             "Where recall takes archived turns from: 'session' (this conversation) or "
-            "'user' (every session of the user).",
+            "'user' (every session of the user; reserves the recall share by default).",
             ENGINE, choices=RECALL_SCOPES,
         ),
         Option(

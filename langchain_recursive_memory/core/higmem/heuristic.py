@@ -30,12 +30,23 @@ from ..tokenizer import TokenCounter
 from .config import HEURISTIC_CONTEXT_TOKENS, HEURISTIC_KEYWORDS
 from .state import SessionIndex
 
-__all__ = ["MIN_KEYWORD_CHARS", "heuristic_node", "index_heuristically", "segment_events"]
+__all__ = [
+    "MIN_KEYWORD_CHARS",
+    "heuristic_node",
+    "index_heuristically",
+    "segment_event_id",
+    "segment_events",
+]
 
 MIN_KEYWORD_CHARS = 3
 """Shorter words are never keywords."""
 DATE_CHARS = len("YYYY-MM-DD")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+def segment_event_id(segment: str) -> str:
+    """The id of the no-LLM event of a segment (every turn of the segment belongs to it)."""
+    return f"seg:{segment}"
 
 
 def heuristic_node(
@@ -68,7 +79,8 @@ def index_heuristically(
     with state.index.lock:
         turns, segments = state.index.turns, state.index.segments
         new_notes = [
-            heuristic_node(turns[i], segments[i], f"seg:{segments[i]}", counter) for i in positions
+            heuristic_node(turns[i], segments[i], segment_event_id(segments[i]), counter)
+            for i in positions
         ]
         fresh = {n.turn_id: n for n in new_notes}
         touched = list(dict.fromkeys(segments[i] for i in positions))
@@ -134,7 +146,7 @@ def segment_events(
         )
         events.append(
             Event(
-                id=f"seg:{seg}",
+                id=segment_event_id(seg),
                 summary=summary,
                 keywords=tuple(ranked),
                 entities=tuple(speakers),

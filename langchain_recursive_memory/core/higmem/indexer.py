@@ -13,7 +13,15 @@ it); an answer with no usable turn line is asked again once with the error quote
 runner's repair prompt), then the batch is indexed without the LLM (logged); no turn is
 ever dropped.
 
-**Without an LLM**, :mod:`.heuristic`.
+**Without an LLM**, :mod:`.heuristic`, once :data:`HEURISTIC_BATCH` turns wait (or on a
+flush): an ``add`` then only stores its turns, and retrieval ranks the waiting turns with
+the others (the ranking needs no node).
+
+Each indexing writes its events, then its turn nodes, then an index link naming them
+(:func:`~.state.new_link`, a compare-and-set on the link number): the turns leave the
+session's open set and every reader of the session, in any process, takes the nodes in
+by id (:mod:`.state`). An indexing that loses the link to another process's reads the
+nodes again whole next time.
 
 Only one indexing of a session runs at a time in a process (a shared lock); a caller that
 finds it busy goes on with what is indexed.
@@ -43,11 +51,14 @@ from .affiliation import Aliases, candidate_events_steps
 from .config import HiGMemConfig
 from .heuristic import index_heuristically
 from .merge import Batch, batch_nodes, merge_events
-from .state import SessionIndex, account, close_steps, new_head, session_index, sync_steps
+from .state import SessionIndex, new_link, session_index, sync_steps
 
-__all__ = ["Indexer"]
+__all__ = ["HEURISTIC_BATCH", "Indexer"]
 
 logger = logging.getLogger("langchain_recursive_memory")
+
+HEURISTIC_BATCH = 16
+"""Turns indexed together without an LLM (fewer wait for a flush or for more turns)."""
 
 
 class Indexer:
@@ -69,15 +80,21 @@ class Indexer:
         cfg = self.config
         return session_index(self.session, cfg.ranker, cfg.session_gap, cfg.max_event_turns)
 
+    def due(self, state: SessionIndex, flush: bool) -> bool:
+        """Whether this process knows of enough waiting turns to index now (no I/O)."""
+        state.take_added()
+        size = HEURISTIC_BATCH if self.models.model is None else self.config.batch_size
+        return bool(state.pending) and (flush or len(state.pending) >= size)
+
     def index_steps(
         self, flush: bool, limit: int | None = None, *, synced: bool = False
     ) -> Steps[int]:
         """Index the turns that have no turn node yet; return how many were indexed.
 
-        Without ``flush``, a last batch smaller than ``batch_size`` waits for more turns.
-        ``limit``: index at most that many (oldest first). The state is brought up to
-        the store first (:func:`~.state.sync_steps`), once; ``synced``: the caller just
-        did.
+        Without ``flush``, turns are indexed in full batches only (``batch_size`` with an
+        LLM, :data:`HEURISTIC_BATCH` without): the rest wait for more turns. ``limit``:
+        index at most that many (oldest first). The state is brought up to the store
+        first (:func:`~.state.sync_steps`), once; ``synced``: the caller just did.
         """
         state = self.state()
         if not state.lock.acquire(blocking=False):
@@ -87,17 +104,13 @@ class Indexer:
         try:
             if not synced:
                 yield from sync_steps(self.session, state)
-            pending = state.pending_positions(limit)
-            if not pending:
+            if not self.due(state, flush):
                 return 0
+            pending = state.pending_positions(limit)
             if self.models.model is None:
                 yield from self._heuristic_steps(state, pending)
-                done = len(pending)
-            else:
-                done = yield from self._batches_steps(state, pending, flush)
-            yield from close_steps(self.session, state)
-            account(self.session, state)
-            return done
+                return len(pending)
+            return (yield from self._batches_steps(state, pending, flush))
         finally:
             state.lock.release()
 
@@ -192,17 +205,23 @@ class Indexer:
     def _write_steps(
         self, state: SessionIndex, nodes: Sequence[TurnNode], events: Sequence[Event]
     ) -> Steps[None]:
-        """Write events, then the turn nodes with a new head token; take them in.
+        """Write events, then the turn nodes, then the index link naming them; take them in.
 
-        A turn counts as indexed once its node is stored: a crash in between indexes it
-        again rather than losing its events.
+        A crash before the link leaves the turns waiting: they are indexed again rather
+        than losing their events.
         """
         session = self.session
         ns, sid = session.namespace, session.session_id
-        head = new_head()
         yield from store_call(session.store.records.put_events, ns, sid, events)
-        yield from store_call(session.store.records.put_turn_nodes, ns, sid, nodes, head)
-        state.apply(nodes, events, head)
+        yield from store_call(session.store.records.put_turn_nodes, ns, sid, nodes)
+        link = new_link(state, [n.turn_id for n in nodes], [e.id for e in events])
+        won = yield from store_call(session.store.records.commit_link, ns, sid, link)
+        state.apply(nodes, events)
+        if won:
+            state.advance(link)
+            state.view.linked(link, ())
+        else:
+            state.generation = -1  # another process indexed meanwhile: read its nodes
         yield from self._embed_events_steps(events)
 
     def _embed_events_steps(self, events: Sequence[Event]) -> Steps[None]:

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from os import PathLike
 from typing import Any
 
+from ..deprecations import warn_deprecated
 from ..engine import Engine, resolve_config
 from ..events import Event, TurnNode
 from ..models import TextModel
@@ -103,8 +104,10 @@ class HiGMem(Engine):
 
     def _add_steps(self, turns: Sequence[Turn], flush: bool) -> Steps[list[StoredTurn]]:
         stored, _ = yield from self._append_steps(turns)
-        self._indexer.state().appended(stored)
-        yield from self._index_steps(flush)
+        state = self._indexer.state()
+        state.view.appended(stored)
+        if self._indexer.due(state, flush):  # else the turns wait: no read, no write
+            yield from self._index_steps(flush)
         return stored
 
     def _index_steps(self, flush: bool) -> Steps[int]:
@@ -124,11 +127,16 @@ class HiGMem(Engine):
     # -- public API: sync and async twins ---------------------------------------------------
 
     def add(self, turns: Turn | Sequence[Turn], *, flush: bool = False) -> list[StoredTurn]:
-        """Log turns durably, then index them (LLM analysis runs per full batch).
+        """Log turns durably, then index them once a full batch waits.
+
+        A batch is ``batch_size`` turns with an LLM (one analysis call), 16 without
+        (:data:`~.indexer.HEURISTIC_BATCH`); until then an ``add`` only stores, and
+        retrieval ranks the waiting turns with the others.
 
         Args:
             turns: One turn or several, in conversation order.
-            flush: Also analyse a last, incomplete batch now (retrieval always does).
+            flush: Also index a last, incomplete batch now (retrieval with an LLM always
+                does; :meth:`flush` does it later).
 
         Returns:
             The stored turns.
@@ -200,7 +208,11 @@ class HiGMem(Engine):
         return await self.runner.arun(self._retriever.retrieve_steps(query, k, use_llm, scope, now))
 
     def events(self) -> list[Event]:
-        """Return the session's events, oldest first."""
+        """Return the session's events, oldest first.
+
+        Without a model, every stored turn is indexed first; with one, those indexed so
+        far (an incomplete batch waits for :meth:`flush` or retrieval).
+        """
         return self.runner.run(self._events_steps())
 
     async def aevents(self) -> list[Event]:
@@ -208,12 +220,14 @@ class HiGMem(Engine):
         return await self.runner.arun(self._events_steps())
 
     def _events_steps(self) -> Steps[list[Event]]:
+        if self.model is None:  # no-LLM indexing is cheap: what waits is indexed first
+            yield from self._index_steps(flush=True)
         return (
             yield from store_call(self.store.records.get_events, self.namespace, self.session_id)
         )
 
     def turn_nodes(self) -> list[TurnNode]:
-        """Return the session's turn nodes, in log order."""
+        """Return the session's turn nodes, in log order (indexed first as by :meth:`events`)."""
         return self.runner.run(self._turn_nodes_steps())
 
     async def aturn_nodes(self) -> list[TurnNode]:
@@ -221,7 +235,8 @@ class HiGMem(Engine):
         return await self.runner.arun(self._turn_nodes_steps())
 
     def notes(self) -> list[TurnNode]:
-        """Deprecated name of :meth:`turn_nodes`."""
+        """Deprecated since 0.2.0 (gone in 0.3.0): use :meth:`turn_nodes`."""
+        warn_deprecated("HiGMem.notes()", "HiGMem.turn_nodes()")
         return self.turn_nodes()
 
     async def anotes(self) -> list[TurnNode]:
@@ -229,6 +244,8 @@ class HiGMem(Engine):
         return await self.aturn_nodes()
 
     def _turn_nodes_steps(self) -> Steps[list[TurnNode]]:
+        if self.model is None:
+            yield from self._index_steps(flush=True)
         turns = yield from self._turns_steps()
         order = {t.id: i for i, t in enumerate(turns)}
         nodes = yield from store_call(

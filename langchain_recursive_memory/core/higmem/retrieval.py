@@ -59,8 +59,9 @@ from ..storage import StoredTurn
 from ..validation import check_count, check_text, check_when
 from .affiliation import nearest_events_steps
 from .config import HiGMemConfig, RetrievedTurn
+from .heuristic import segment_event_id
 from .indexer import Indexer
-from .state import SessionIndex, sync_many_steps
+from .state import SessionIndex, sync_steps
 
 __all__ = ["Retriever"]
 
@@ -133,8 +134,10 @@ class Retriever:
         sessions, indexes = [self.session.session_id], [state.index]
         if user is not None and scope == "user":  # every session brought up together
             sessions, indexes = yield from self._user_indexes_steps(user, state)
-        # Brings the state up to the store (unless just done), once; indexes what waits.
-        yield from self.indexer.index_steps(flush=True, synced=len(sessions) > 1)
+        yield from sync_steps(self.session, state, view_synced=len(sessions) > 1)
+        # With an LLM, what waits is analysed now; without, a full batch only (the ranking
+        # needs no node: waiting turns are ranked like the others).
+        yield from self.indexer.index_steps(flush=self.models.model is not None, synced=True)
         if not query.strip():
             return []
         query_vector = None
@@ -183,12 +186,11 @@ class Retriever:
         for rank, i in enumerate(sorted(chosen, key=lambda i: (-float(scores[i]), i)), start=1):
             item, session = pool.turn(i), pool.session_of(i)
             mine = session == own
-            node = state.nodes.get(item.id) if mine else None
             retrieved = RetrievedTurn(
                 turn=item.turn,
                 speaker=item.turn.speaker,
                 score=float(scores[i]),
-                event_ids=node.event_ids if node is not None else (),
+                event_ids=self._event_ids(state, item.id) if mine else (),
                 found_by=found.get(item.id, ("ranking",)) if mine else ("ranking",),
                 session_id=None if mine else session,
                 rank=rank,
@@ -196,24 +198,28 @@ class Retriever:
             out.append(retrieved)
         return out
 
+    def _event_ids(self, state: SessionIndex, turn_id: str) -> tuple[str, ...]:
+        """A turn's events: its node's, or the one its node will name.
+
+        Without an LLM, a turn waiting for its batch belongs to its segment's event, so
+        nothing a retrieval returns depends on when the batch is written.
+        """
+        node = state.nodes.get(turn_id)
+        if node is not None:
+            return node.event_ids
+        position = state.index.position(turn_id)
+        if self.models.model is not None or position is None:
+            return ()
+        return (segment_event_id(state.index.segments[position]),)
+
     # -- the ranking ------------------------------------------------------------------------
 
     def _user_indexes_steps(
         self, user: str, own: SessionIndex
     ) -> Steps[tuple[list[str], list[TurnIndex]]]:
         """Every session of the user and its index, brought up to the store together."""
-        store, ns = self.session.store, self.session.namespace
-
-        def others_steps(ids: list[str]) -> Steps[dict[str, TurnIndex]]:
-            states = {
-                sid: Indexer(SessionRef(store, ns, sid), self.models, self.config).state()
-                for sid in ids
-            }
-            yield from sync_many_steps(self.session, {self.session.session_id: own, **states})
-            return {sid: state.index for sid, state in states.items()}
-
-        sid = self.session.session_id
-        return (yield from user_pool_steps(store, ns, sid, user, own.index, others_steps))
+        store, ns, sid = self.session.store, self.session.namespace, self.session.session_id
+        return (yield from user_pool_steps(store, ns, sid, user, own.view))
 
     def index_windows_steps(self) -> Steps[int]:
         """Embed the settled windows that have no current vector (after indexing).

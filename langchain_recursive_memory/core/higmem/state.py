@@ -1,21 +1,23 @@
-"""A session's HiGMem state (turns, turn nodes, events), kept current at constant cost.
+"""A session's HiGMem state (turn nodes, events, what waits), kept current at constant cost.
 
-The state lives in the store's caches (:attr:`~..cache.StoreCaches.higmem`), shared by
-every HiGMem object of the session in the process, with the session's indexing lock (two
-objects never index the same turns at once). It follows the session without reading it
-whole again:
+The session's turns are its :class:`~..retrieval.view.SessionView` (shared with every
+reader of the session in the process, kept fresh by the rule of :mod:`..storage.heads`);
+this state adds HiGMem's own layers over it, in the store's caches, with the session's
+indexing lock (two objects of a process never index the same turns at once):
 
-* the turns this process appends go in as they are written (:meth:`SessionIndex.appended`),
-  the nodes and events it writes as it writes them (:meth:`SessionIndex.apply`);
-* each operation reads two small records (:func:`sync_steps`): the session's *head*
-  token, which every write of nodes changes (another process indexed the session: the
-  state is read again, whole), and the turns not indexed yet (any writer's: a turn is
-  closed once indexed, see :meth:`~..storage.SessionRecords.close_turns`; closing is
-  batched, so that read returns a few recent turns);
-* only a process that has never seen the session, or that finds another's head token,
-  reads the turns, nodes and events whole.
+* **turn nodes and events**, as of a position in the session's *index chain*: each
+  indexing writes its events and nodes, then an index link naming the turns it indexed
+  and the events it wrote (:meth:`~..storage.SessionRecords.commit_link`, a
+  compare-and-set on the link number);
+* **what waits**: the turns without a node, in log order.
 
-Turns are ranked over the state's :class:`~..retrieval.index.TurnIndex` (the segments of
+:func:`sync_steps` brings it up to the store: the view first (its two requests; for a
+session that HiGMem wrote, the view follows the index chain itself), then the links this
+state has not taken in, whose nodes and events it reads by id. A state whose view was read
+again whole (a new process, a cleared session, a rebuild) reads the nodes and events
+whole, once.
+
+Turns are ranked over the view's :class:`~..retrieval.index.TurnIndex` (segments of
 :func:`~..events.segment_labels` with the memory's ``session_gap``/``max_event_turns``).
 """
 
@@ -30,75 +32,82 @@ from ..cache import session_cache_key
 from ..events import Event, TurnNode
 from ..retrieval.index import TurnIndex
 from ..retrieval.ranking import RankerParams
+from ..retrieval.view import SessionView, account, session_view
+from ..retrieval.view import sync_steps as sync_views_steps
 from ..runtime.effects import Steps, store_call
 from ..session import SessionRef
 from ..storage import StoredTurn
+from ..storage.heads import INDEX_CHAIN, HeadRequest
+from ..storage.keys import SessionOwner
+from ..storage.records import IndexLink
 
-__all__ = [
-    "CLOSE_BATCH",
-    "NODE_BYTES",
-    "SessionIndex",
-    "account",
-    "close_steps",
-    "new_head",
-    "session_index",
-    "sync_many_steps",
-    "sync_steps",
-]
+__all__ = ["NODE_BYTES", "SessionIndex", "new_link", "session_index", "sync_steps"]
 
-CLOSE_BATCH = 16
-"""Indexed turns closed in the store together (the turns not indexed yet read: a few)."""
 NODE_BYTES = 1500
 """About what a turn node and its share of an event cost in memory (for the cache)."""
 
 
 @dataclass
 class SessionIndex:
-    """What a process keeps of a session's HiGMem index between calls (see the module doc).
+    """HiGMem's state of one session, over its view (see the module doc).
 
     Attributes:
-        index: The session's turns, ranked (its lock guards everything here).
+        view: The session's view (its turns, ranked).
         nodes: Turn nodes by turn id.
         events: Events by id.
         members: The turn ids of each segment's nodes, in log order.
         pending: Turn ids without a node, in log order.
         lock: The indexing lock (one indexing of the session at a time in the process).
-        head: The head token this process last wrote or read (None: none yet).
-        complete: Whether the state holds every turn, node and event as of ``head``.
+        generation: The view's generation the nodes were read at (-1: not read).
+        seen: How many of the view's ``added`` turn ids this state has looked at.
+        position: The last index link taken in (0: none).
+        token: Its token.
+        linked: How many of the view's ``links`` this state has looked at.
     """
 
-    index: TurnIndex
+    view: SessionView
     nodes: dict[str, TurnNode] = field(default_factory=dict)
     events: dict[str, Event] = field(default_factory=dict)
     members: dict[str, list[str]] = field(default_factory=dict)
     pending: dict[str, None] = field(default_factory=dict)
-    to_close: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    head: str | None = None
-    complete: bool = False
+    generation: int = -1
+    seen: int = 0
+    position: int = 0
+    token: str = ""
+    linked: int = 0
+
+    @property
+    def index(self) -> TurnIndex:
+        """The session's turns, ranked (the view's index; its lock guards this state)."""
+        return self.view.index
 
     @property
     def turns(self) -> list[StoredTurn]:
         """Every turn, oldest first."""
-        return self.index.turns
+        return self.view.index.turns
+
+    @property
+    def current(self) -> bool:
+        """Whether the nodes were read at the view's present generation."""
+        return self.generation == self.view.generation
 
     def nbytes(self) -> int:
-        """About how many bytes the state holds (for the cache's byte bound)."""
-        return self.index.nbytes() + len(self.nodes) * NODE_BYTES
+        """About how many bytes the state holds beside its view (for the cache)."""
+        return len(self.nodes) * NODE_BYTES
 
-    def appended(self, turns: Sequence[StoredTurn]) -> None:
-        """Put in turns this process has just appended (they wait for their nodes)."""
+    def take_added(self) -> None:
+        """Mark the turns the view took in since last time as waiting (unless they have a node)."""
         with self.index.lock:
-            self._merge(turns)
-
-    def _merge(self, turns: Sequence[StoredTurn]) -> None:
-        self.index.merge(turns)
-        for t in turns:
-            if t.id not in self.nodes:
-                self.pending[t.id] = None
-        if len(self.pending) > 1:  # keep log order (a late turn lands among them)
-            order = {tid: self.index.seq_of(tid) or 0 for tid in self.pending}
-            self.pending = dict.fromkeys(sorted(self.pending, key=lambda t: (order[t], t)))
+            added = self.view.added[self.seen :]
+            self.seen = len(self.view.added)
+            fresh = [t for t in added if t not in self.nodes]
+            if not fresh:
+                return
+            self.pending.update(dict.fromkeys(fresh))
+            if len(self.pending) > 1:  # keep log order (a late turn lands among them)
+                order = {tid: self.index.seq_of(tid) or 0 for tid in self.pending}
+                self.pending = dict.fromkeys(sorted(self.pending, key=lambda t: (order[t], t)))
 
     def pending_positions(self, limit: int | None = None) -> list[int]:
         """The positions (in :attr:`turns`) of the turns without a node, oldest first."""
@@ -106,38 +115,27 @@ class SessionIndex:
             ids = list(self.pending)[:limit] if limit is not None else list(self.pending)
             return [p for p in (self.index.position(t) for t in ids) if p is not None]
 
-    def apply(self, nodes: Sequence[TurnNode], events: Sequence[Event], head: str) -> None:
-        """Take in nodes and events this process has just written (with the head token)."""
+    def apply(self, nodes: Sequence[TurnNode], events: Sequence[Event]) -> None:
+        """Take in nodes and events (written by this process, or read from a link)."""
         with self.index.lock:
             for node in nodes:
                 if node.turn_id not in self.nodes:
                     self.members.setdefault(node.segment, []).append(node.turn_id)
-                    self.to_close.append(node.turn_id)
                 self.nodes[node.turn_id] = node
                 self.pending.pop(node.turn_id, None)
             self.events.update((e.id, e) for e in events)
-            self.head = head
 
-    def forget(self) -> None:
-        """Drop everything (after a clear, or before a rebuild)."""
+    def advance(self, link: IndexLink) -> None:
+        """Record that the state holds the nodes and events of ``link`` and those before."""
         with self.index.lock:
-            self.index.reset()
-            self.nodes, self.events, self.members = {}, {}, {}
-            self.pending, self.to_close = {}, []
-            self.head, self.complete = None, False
+            if link.number == self.position + 1:
+                self.position, self.token = link.number, link.token
 
-    def load(
-        self,
-        turns: Sequence[StoredTurn],
-        nodes: Sequence[TurnNode],
-        events: Sequence[Event],
-        head: str | None,
-    ) -> None:
-        """Replace everything with what was read whole from the store."""
-        self.forget()
+    def load(self, nodes: Sequence[TurnNode], events: Sequence[Event]) -> None:
+        """Replace the nodes and events with what was read whole (at the view's generation)."""
         with self.index.lock:
-            self.index.merge(turns)
             by_turn = {n.turn_id: n for n in nodes}
+            self.nodes, self.members, self.pending = {}, {}, {}
             for t in self.index.turns:
                 node = by_turn.get(t.id)
                 if node is None:
@@ -146,7 +144,15 @@ class SessionIndex:
                     self.nodes[t.id] = node
                     self.members.setdefault(node.segment, []).append(t.id)
             self.events = {e.id: e for e in events}
-            self.head, self.complete = head, True
+            self.generation, self.seen = self.view.generation, len(self.view.added)
+            self.linked = len(self.view.links)
+
+    def forget(self) -> None:
+        """Drop everything (after a clear, or before a rebuild)."""
+        with self.index.lock:
+            self.nodes, self.events, self.members, self.pending = {}, {}, {}, {}
+            self.generation, self.seen, self.position, self.token = -1, 0, 0, ""
+        self.view.reset()
 
 
 def session_index(
@@ -155,88 +161,109 @@ def session_index(
     session_gap: float | None = None,
     max_event_turns: int | None = None,
 ) -> SessionIndex:
-    """The session's shared state (created on first use, in the store's caches)."""
-    key = (*session_cache_key(session.namespace, session.session_id), "higmem")
-
-    def create() -> SessionIndex:
-        options = {}
-        if session_gap is not None:
-            options["session_gap"] = session_gap
-        if max_event_turns is not None:
-            options["max_event_turns"] = max_event_turns
-        return SessionIndex(TurnIndex(session.key, params, **options))  # type: ignore[arg-type]
-
-    state: SessionIndex = session.store.caches.sessions.get_or_create(key, create)
+    """The session's HiGMem state (created on first use, in the store's caches)."""
+    options: dict[str, float] = {}
+    if session_gap is not None:
+        options["session_gap"] = session_gap
+    if max_event_turns is not None:
+        options["max_event_turns"] = max_event_turns
+    view = session_view(
+        session.store,
+        session.namespace,
+        session.session_id,
+        params,
+        chain=INDEX_CHAIN,
+        **options,  # type: ignore[arg-type]
+    )
+    key = (*session_cache_key(session.namespace, session.session_id), "higmem", view.key)
+    state: SessionIndex = session.store.caches.sessions.get_or_create(
+        key, lambda: SessionIndex(view)
+    )
+    if state.view is not view:  # the view was evicted and made again: read nodes again
+        state.view, state.generation = view, -1
     return state
 
 
-def account(session: SessionRef, state: SessionIndex) -> None:
-    """Report the state's size to the cache (it may evict other sessions)."""
-    key = (*session_cache_key(session.namespace, session.session_id), "higmem")
+def _account(session: SessionRef, state: SessionIndex) -> None:
+    key = (*session_cache_key(session.namespace, session.session_id), "higmem", state.view.key)
     session.store.caches.sessions.resize(key, state.nbytes())
+    account(session.store, state.view)
 
 
-def sync_steps(session: SessionRef, state: SessionIndex) -> Steps[SessionIndex]:
-    """Bring the state up to the store (see the module doc): two small reads.
+def sync_steps(
+    session: SessionRef, state: SessionIndex, *, view_synced: bool = False
+) -> Steps[SessionIndex]:
+    """Bring the state up to the store (see the module doc).
 
-    The head token and the turns not indexed yet; the whole session when this process
-    has never read it, or another process has indexed it since.
+    ``view_synced``: the caller has just brought the view up (a user's pool, read together).
     """
     store, ns, sid = session.store, session.namespace, session.session_id
-    heads = yield from store_call(store.records.index_heads, ns, [sid])
-    head = heads[sid]
-    with state.index.lock:
-        whole = not state.complete or head != state.head
-    if whole:
-        turns = yield from store_call(store.records.turns, ns, sid)
+    if not view_synced:
+        yield from sync_views_steps(store, ns, {sid: state.view})
+    caught_up = state.current and (yield from _links_steps(session, state))
+    if not caught_up:
         nodes = yield from store_call(store.records.get_turn_nodes, ns, sid)
         events = yield from store_call(store.records.get_events, ns, sid)
-        found = yield from store_call(store.records.unfolded_turns, ns, [sid])
-        state.load(turns, nodes, events, head)
-        # Indexed turns still open (indexed before heads existed, or by a process that
-        # stopped before closing them) are closed, so the read of open turns stays small.
-        with state.index.lock:
-            state.to_close = [t.id for t in found[sid] if t.id in state.nodes]
-    else:
-        found = yield from store_call(store.records.unfolded_turns, ns, [sid])
-        with state.index.lock:
-            state._merge(found[sid])
-    yield from close_steps(session, state)
-    account(session, state)
+        state.load(nodes, events)
+        yield from _position_steps(session, state)
+    state.take_added()
+    _account(session, state)
     return state
 
 
-def sync_many_steps(session: SessionRef, states: dict[str, SessionIndex]) -> Steps[None]:
-    """Bring several sessions' states up to the store (a user's): two reads for all.
-
-    Their head tokens and their turns not indexed yet, read together; a session this
-    process has never read, or that another process indexed since, is read whole.
-    """
-    store, ns = session.store, session.namespace
-    if not states:
-        return
-    heads = yield from store_call(store.records.index_heads, ns, list(states))
-    found = yield from store_call(store.records.unfolded_turns, ns, list(states))
-    for sid, state in states.items():
+def _position_steps(session: SessionRef, state: SessionIndex) -> Steps[None]:
+    """After a whole read: the index chain's position (the view's, when it follows it)."""
+    view = state.view
+    if view.chain == INDEX_CHAIN:
         with state.index.lock:
-            whole = not state.complete or heads[sid] != state.head
-            if not whole:
-                state._merge(found[sid])
-        if whole:
-            yield from sync_steps(SessionRef(store, ns, sid), state)
-
-
-def close_steps(session: SessionRef, state: SessionIndex, force: bool = False) -> Steps[None]:
-    """Close the indexed turns still open in the store, once there are :data:`CLOSE_BATCH`."""
-    with state.index.lock:
-        if not state.to_close or (len(state.to_close) < CLOSE_BATCH and not force):
-            return
-        doomed, state.to_close = state.to_close, []
-    yield from store_call(
-        session.store.records.close_turns, session.namespace, session.session_id, doomed
+            state.position, state.token = view.position, view.token
+        return
+    owner = SessionOwner.of(session.namespace, session.session_id)
+    found = yield from store_call(
+        session.store.records.heads, session.namespace, [HeadRequest(owner, INDEX_CHAIN, 1)]
     )
+    links = found[owner.key].links
+    with state.index.lock:
+        state.position = links[-1].number if links else 0
+        state.token = links[-1].token if links else ""
 
 
-def new_head() -> str:
-    """A new head token (written with the nodes)."""
-    return uuid.uuid4().hex
+def _links_steps(session: SessionRef, state: SessionIndex) -> Steps[bool]:
+    """Take in the index links written since this state's position: their nodes, by id.
+
+    When the view follows the index chain, the links are those it took in; otherwise (a
+    session another memory wrote first) they are read here. False when the chain is not
+    the one this state was read from (read the nodes again whole).
+    """
+    view = state.view
+    if view.chain == INDEX_CHAIN:
+        with state.index.lock:
+            links = view.links[state.linked :]
+            state.linked = len(view.links)
+    else:
+        owner = SessionOwner.of(session.namespace, session.session_id)
+        request = HeadRequest(owner, INDEX_CHAIN, state.position)
+        found = yield from store_call(session.store.records.heads, session.namespace, [request])
+        got = found[owner.key].links
+        at = next((x for x in got if x.number == state.position), None)
+        if state.position and (at is None or at.token != state.token):
+            return False
+        links = [x for x in got if x.number > state.position]
+    foreign = [x for x in links if x.number > state.position]
+    if foreign:
+        ns, sid = session.namespace, session.session_id
+        turn_ids = [t for x in foreign for t in x.turn_ids]
+        event_ids = list(dict.fromkeys(e for x in foreign for e in x.event_ids))
+        nodes = yield from store_call(session.store.records.get_turn_nodes, ns, sid, turn_ids)
+        events = yield from store_call(session.store.records.get_events, ns, sid, event_ids)
+        state.apply(nodes, events)
+        for link in foreign:
+            state.advance(link)
+    return True
+
+
+def new_link(state: SessionIndex, turn_ids: Sequence[str], event_ids: Sequence[str]) -> IndexLink:
+    """The next link of the state's index chain, naming what an indexing wrote."""
+    return IndexLink(
+        state.position + 1, uuid.uuid4().hex, tuple(turn_ids), tuple(dict.fromkeys(event_ids))
+    )

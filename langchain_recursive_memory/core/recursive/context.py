@@ -83,6 +83,16 @@ class Context:
         head = [self.summary_turn] if self.summary_turn is not None else []
         return head + list(self.window)
 
+    @property
+    def question(self) -> str | None:
+        """The text of the newest user message the window shows, or None (none, or blank).
+
+        The question an adapter recalls for when its framework reads the memory without
+        one (``messages``, LlamaIndex's ``get()``): the message just added.
+        """
+        latest = next((t for t in reversed(self.window) if t.role == "user"), None)
+        return latest.text if latest is not None and latest.text.strip() else None
+
 
 class ContextBuilder:
     """Builds contexts for one configuration and token counter (see the module doc).

@@ -56,6 +56,7 @@ from ..facts import Fact
 from ..models import TextModel
 from ..options import OPTIONS
 from ..retrieval.hits import RecallHit
+from ..retrieval.pool import USER
 from ..runtime.background import BackgroundFolds
 from ..runtime.effects import Steps, store_call
 from ..runtime.retry import RetryPolicy
@@ -66,6 +67,7 @@ from ..usage import UsageRecord
 from ..validation import check_count, check_optional_text, check_tokens, check_when
 from .archive import ArchiveIndex
 from .context import Context, ContextBuilder
+from .deprecated import DeprecatedNames
 from .derived import DerivedWriter
 from .fold import FoldResult, FoldRunner
 from .rebuild import Rebuilder
@@ -80,7 +82,7 @@ CONTEXT_RECALL_K = 12
 """Memories considered for the recall share of ``context(query)`` by default."""
 
 
-class RecursiveMemory(Engine):
+class RecursiveMemory(DeprecatedNames, Engine):
     """Recursive summary memory of one session, on a Chroma store.
 
     Args:
@@ -120,13 +122,16 @@ class RecursiveMemory(Engine):
             session that has one uses the recorded one.
         recall_scope: Where ``context(query)`` and ``recall`` take archived turns from by
             default: ``"session"`` (default: this conversation only; the user's facts are
-            recalled anyway) or ``"user"`` (every session of the user).
+            recalled anyway) or ``"user"`` (every session of the user; it reserves the
+            recall share by default, as :class:`HybridMemory` does).
         **config_fields: Fields of :class:`~..config.MemoryConfig`.
 
     Raises:
         ConfigurationError: For invalid budgets or conflicting arguments.
         InvalidInputError: For an invalid session id or namespace.
     """
+
+    _recalls_by_default = False  # the recall share by default (HybridMemory: True)
 
     def __init__(
         self,
@@ -152,6 +157,9 @@ class RecursiveMemory(Engine):
         **config_fields: Any,
     ) -> None:
         _check_settings(shorten_attempts, fact_mode, fact_attempts, recall_scope)
+        if config is None:  # the one recall-default rule (config.recall_share)
+            recalls = self._recalls_by_default or recall_scope == USER
+            config_fields = _with_recall_share(config_fields, recalls=recalls)
         self.config = resolve_config(MemoryConfig, config, config_fields)
         counter = counter or TokenCounter(tokenizer_model)
         super().__init__(
@@ -164,6 +172,7 @@ class RecursiveMemory(Engine):
         self._background = BackgroundFolds()
         self.context_builder = ContextBuilder(self.config, self.counter)
         facts = FactSettings(extract_facts, fact_mode, fact_attempts)
+        self._attempts = {"shorten_attempts": shorten_attempts, "fact_attempts": fact_attempts}
         session, models, user = self.session, self.models, self.user
         summarizer = Summarizer(session, self.config, self.counter, models, facts, shorten_attempts)
         archive = ArchiveIndex(session)
@@ -243,6 +252,13 @@ class RecursiveMemory(Engine):
         base = self._build_context(state, reserve=reserve)
         if query is None or not query.strip() or self.config.recall_tokens == 0:
             return base
+        if self.recall_scope == USER and (yield from self.user.resolve_steps()) is None:
+            raise ConfigurationError.for_value(
+                "recall_scope",
+                self.recall_scope,
+                f"session {self.session_id!r} belongs to no user_id: give user_id (or "
+                "recall_scope='session')",
+            )
         exclude = {t.id for t in base.window if t.id is not None}
         hits = yield from self._recaller.recall_steps(
             query, k or CONTEXT_RECALL_K, KINDS, exclude, state, self.recall_scope, day
@@ -491,14 +507,6 @@ class RecursiveMemory(Engine):
         """Async twin of :meth:`get_summary`."""
         return await self.runner.arun(self._summary_steps())
 
-    def summary(self) -> Summary | None:
-        """The same as :meth:`get_summary` (its older name)."""
-        return self.get_summary()
-
-    async def asummary(self) -> Summary | None:
-        """The same as :meth:`aget_summary` (its older name)."""
-        return await self.aget_summary()
-
     def _summary_steps(self) -> Steps[Summary | None]:
         return (
             yield from store_call(
@@ -518,6 +526,20 @@ def _check_settings(
     if fact_attempts < 1:
         raise ConfigurationError.for_value("fact_attempts", fact_attempts, "must be >= 1")
     OPTIONS.check("recall_scope", recall_scope)
+
+
+def _with_recall_share(fields: dict[str, Any], *, recalls: bool) -> dict[str, Any]:
+    """``fields`` with the recall share of :func:`~..config.recall_share` when ``recalls``.
+
+    A memory recalls by default when it is a :class:`HybridMemory` or recalls from the
+    user's sessions (``recall_scope="user"``: no model, facts or embedder needed, BM25
+    recalls the turns); an explicit ``recall_tokens`` wins.
+    """
+    if not recalls:
+        return fields
+    max_tokens = fields.get("max_tokens", DEFAULT_MAX_TOKENS)
+    share = recall_share(max_tokens, fields.get("recall_tokens"), hybrid=True)
+    return {**fields, "recall_tokens": share}
 
 
 def _is_prefix(stored: Sequence[Turn], turns: Sequence[Turn]) -> bool:
@@ -557,6 +579,8 @@ class HybridMemory(RecursiveMemory):
         ['My locker code is 4471.']
     """
 
+    _recalls_by_default = True
+
     def __init__(
         self,
         session_id: str,
@@ -565,9 +589,4 @@ class HybridMemory(RecursiveMemory):
         extract_facts: bool = True,
         **kwargs: Any,
     ) -> None:
-        if kwargs.get("config") is None:
-            max_tokens = kwargs.get("max_tokens", DEFAULT_MAX_TOKENS)
-            kwargs["recall_tokens"] = recall_share(
-                max_tokens, kwargs.get("recall_tokens"), hybrid=True
-            )
         super().__init__(session_id, embedder=embedder, extract_facts=extract_facts, **kwargs)

@@ -20,8 +20,10 @@ recalled by default, read again whenever the user's facts change (its stamp). Ar
 turns come from this session only (``scope="session"``, the default: another
 conversation's words only when asked) or from every session of the user
 (``scope="user"``): the same ranking over the user's sessions as one pool
-(:class:`~.archive.UserArchive`), windows never crossing a session; a hit from another
-session names it in ``metadata["session_id"]``.
+(:func:`~..retrieval.pool.user_pool_steps`), windows never crossing a session; a hit
+from another session names it in ``metadata["session_id"]``. A user's fact names the
+session that said its current wording there, and every session that stated it in
+``"session_ids"``.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from ..runtime.effects import Steps, embed_query, store_call
 from ..session import Models, SessionRef, UserBinding
 from ..storage import SessionState, StoredTurn, text_hash
 from ..validation import check_count, check_text
-from .archive import ArchiveIndex, UserArchive
+from .archive import ArchiveIndex
 from .context import ContextBuilder
 from .derived import DerivedWriter
 
@@ -130,7 +132,6 @@ class Recaller:
         self.builder = builder
         self.derived = derived
         self.archive = archive
-        self.users = UserArchive(archive)
         self.params = archive.params
         self._key = session_cache_key(self.session.namespace, self.session.session_id)
 
@@ -180,11 +181,11 @@ class Recaller:
         if "fact" in kinds:
             facts = yield from self._facts_steps(state, user)
         parts: tuple[list[str], list[TurnIndex]] = ([], [])
-        if "turn" in kinds:
+        if "turn" in kinds and scope == "user" and user is not None:
+            parts = yield from self.archive.user_steps(user, state)
+        elif "turn" in kinds:
             own = yield from self.archive.sync_steps(state)
             parts = ([sid], [own])
-            if scope == "user" and user is not None:
-                parts = yield from self.users.indexes_steps(user, own)
         if not query.strip() or not (any(len(ix.ranked_turns) for ix in parts[1]) or facts):
             return []
         scored: list[tuple[float, RecallHit]] = []
@@ -220,18 +221,19 @@ class Recaller:
         )
 
     def _facts_steps(self, state: SessionState, user: str | None) -> Steps[Sequence[Fact]]:
-        """The session's facts, read again only when a new summary version commits.
+        """The session's facts, read again only when they changed.
 
-        A user's session sees the user's facts: read again when the user's stamp changes.
+        Kept by the session's stamp (its epoch and facts token, read with ``state``) and,
+        for a user's session, the user's facts stamp (one read by id); a session without a
+        stamp record (one stored before stamps existed) reads them every time.
         """
-        summary = state.summary
-        version = (summary.version, summary.fold_id) if summary is not None else None
-        key: tuple[Any, ...] | None = (version,) if version is not None else None
-        if user is not None:
-            stamp = yield from store_call(
+        stamp = state.stamp
+        key: tuple[Any, ...] | None = (stamp.epoch, stamp.facts) if stamp is not None else None
+        if user is not None and key is not None:
+            user_stamp = yield from store_call(
                 self.session.store.records.user_stamp, self.session.namespace, user
             )
-            key = (version, stamp)
+            key = (*key, user_stamp)
         cache = self._cache()
         if key is None or cache.facts_key != key:
             session = self.session
@@ -360,8 +362,10 @@ def _fact_hit(
     fact: Fact, score: float, lex: int | None, dense: int | None, user: str | None
 ) -> RecallHit:
     metadata: dict[str, Any] = {"subject": fact.subject, "stated_time": fact.time}
-    if fact.origins:
-        metadata.update(user_id=user, session_ids=list(fact.session_ids))
+    if fact.origins:  # a user's fact: the session of its wording, and all that stated it
+        metadata.update(
+            user_id=user, session_id=fact.origins[-1].session_id, session_ids=list(fact.session_ids)
+        )
     return RecallHit(
         id=fact.key,
         kind="fact",

@@ -30,7 +30,10 @@ class RecallHit:
         role: The turn's role (turns only).
         lexical_rank: Rank in the BM25 ranking (1 = best), or None if absent.
         dense_rank: Rank in the embedding ranking, or None if absent or no embedder.
-        metadata: More about it (a fact's subject and stated time, a turn's session id).
+        metadata: More about it: a fact's ``subject`` and ``stated_time``; a user's fact's
+            ``user_id``, ``session_id`` (the session that said its current wording) and
+            ``session_ids`` (every session that stated it); a turn of another session's
+            ``session_id``.
     """
 
     id: str

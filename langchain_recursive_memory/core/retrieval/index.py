@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 
 import numpy as np
 
@@ -63,6 +64,10 @@ class TurnIndex:
         max_event_turns: Longest segment.
 
     Attributes:
+        skey: The session's key.
+        params: The ranking's weights and window radii.
+        session_gap: Seconds of silence that start a new segment.
+        max_event_turns: Longest segment.
         turns: Every turn, oldest first.
         segments: The segment of each turn.
         ranked_turns: The turns with text, oldest first (the ranker's positions).
@@ -82,6 +87,8 @@ class TurnIndex:
     ) -> None:
         self.skey = skey
         self.params = params or RankerParams()
+        self.session_gap = session_gap
+        self.max_event_turns = max_event_turns
         self.lock = threading.RLock()
         self.version = 0
         self._start = Segmenter(session_gap, max_event_turns)
@@ -105,6 +112,10 @@ class TurnIndex:
     def seq_of(self, turn_id: str) -> int | None:
         """The order key the index holds for a turn (None: not in it)."""
         return self._seq.get(turn_id)
+
+    def seq_map(self) -> Mapping[str, int]:
+        """Every turn id held and its order key (a live, read-only view: no copy)."""
+        return MappingProxyType(self._seq)
 
     @property
     def last_seq(self) -> int:

@@ -18,7 +18,7 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 
 import numpy as np
@@ -26,8 +26,11 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..runtime.effects import Steps, store_call
 from ..storage import MemoryStore, StoredTurn
+from ..storage.heads import Head, chain_of
+from ..storage.turns import OpenTurns
 from .index import TurnIndex
 from .ranking import RankerParams, TurnRanker
+from .view import SessionView, session_view, sync_steps
 
 __all__ = [
     "SCOPES",
@@ -188,29 +191,51 @@ def user_pool_steps(
     namespace: str,
     session_id: str,
     user_id: str,
-    own: TurnIndex,
-    others_steps: Callable[[list[str]], Steps[Mapping[str, TurnIndex]]],
+    own: SessionView,
+    given: Mapping[str, tuple[Head, OpenTurns, int]] | None = None,
 ) -> Steps[tuple[list[str], list[TurnIndex]]]:
-    """Every session of a user and its index, brought up to date: a user's pool.
+    """Every session of a user and its index, brought up to date together: a user's pool.
 
-    Both engines assemble a user's pool this way; only how the other sessions' indexes
-    are brought up to date is theirs.
+    Both engines assemble a user's pool this way: the user's sessions are listed (one
+    request: a new session of the user is in the next read's pool), and every session's
+    view is brought up to the store in the same two requests
+    (:func:`~.view.sync_steps`), whichever memory wrote it: a HiGMem session's turns are
+    its user's from the moment they are stored, folded or not, indexed or not, and so are
+    a recursive or hybrid session's.
 
     Args:
         store: The store.
         namespace: The namespace.
         session_id: The session asking (one of the user's, maybe not stored to yet).
         user_id: The user.
-        own: The asking session's index.
-        others_steps: Given the ids of the user's other sessions, their indexes, up to date.
+        own: The asking session's view (ranked with the pool's options: the others' views
+            share them).
+        given: What the caller has just read of its own session (see
+            :func:`~.view.sync_steps`).
 
     Returns:
         The user's session ids (the asking one last if it is not stored to yet) and their
         indexes, in the same order: a :class:`TurnPool`'s ``sessions`` and ``indexes``.
     """
     sessions = yield from store_call(store.records.user_sessions, namespace, user_id)
-    ids = [s.session_id for s in sessions]
-    if session_id not in ids:  # a new session, not stored to yet
+    memory = {s.session_id: s.settings.get("memory") for s in sessions}
+    ids = list(memory)
+    if session_id not in memory:  # a new session, not stored to yet
         ids.append(session_id)
-    others = yield from others_steps([sid for sid in ids if sid != session_id])
-    return ids, [own if sid == session_id else others[sid] for sid in ids]
+    index = own.index
+    views = {
+        sid: own
+        if sid == session_id
+        else session_view(
+            store,
+            namespace,
+            sid,
+            index.params,
+            chain=chain_of(str(memory[sid]) if memory[sid] is not None else None),
+            session_gap=index.session_gap,
+            max_event_turns=index.max_event_turns,
+        )
+        for sid in ids
+    }
+    yield from sync_steps(store, namespace, views, given)
+    return ids, [views[sid].index for sid in ids]

@@ -35,6 +35,7 @@ from functools import partial
 from typing import Any, Generic, TypeVar, cast
 
 __all__ = [
+    "INLINE",
     "EmbedCall",
     "Gather",
     "ModelCall",
@@ -96,9 +97,28 @@ Steps = Generator[Effect, Any, R]
 """An operation written once: a generator of effects that returns ``R``."""
 
 
+class _Inline:
+    """What the sync runner answers a :class:`StoreCall` with: make the call here."""
+
+    def __repr__(self) -> str:
+        return "INLINE"
+
+
+INLINE = _Inline()
+"""The sync runner's answer to a store call: the step makes it in its own frame, so a
+traceback, a profiler or a debugger sees the step that asked (and its callers) above the
+store's frames; the async runner makes the call in a worker thread and sends the result."""
+
+
 def store_call(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Steps[T]:
-    """Call ``fn(*args, **kwargs)`` against the store and return its result."""
-    value = yield StoreCall(partial(fn, *args, **kwargs) if args or kwargs else fn)
+    """Call ``fn(*args, **kwargs)`` against the store and return its result.
+
+    With the sync runner the call is made right here, in the step's frame (:data:`INLINE`).
+    """
+    call = partial(fn, *args, **kwargs) if args or kwargs else fn
+    value = yield StoreCall(call)
+    if value is INLINE:
+        return call()
     return cast(T, value)
 
 

@@ -1,11 +1,22 @@
 """The runner the engines hold: performs their effects, synchronously or with ``await``.
 
 ``run(steps)`` drives a generator of effects with blocking calls, ``await arun(steps)``
-with ``await``: store calls run directly (or in a worker thread), model and embedding
-calls get the retry policy's timeout and bounded backoff (one retry decision,
-:class:`~.retry.Retrying`, for both shells). A call's final failure is thrown into the
-step as a :class:`~..errors.ModelError` / :class:`~..errors.EmbeddingError` chained to
-its cause; the step handles it or lets it through.
+with ``await``: model and embedding calls get the retry policy's timeout and bounded
+backoff (one retry decision, :class:`~.retry.Retrying`, for both shells). A call's final
+failure is thrown into the step as a :class:`~..errors.ModelError` /
+:class:`~..errors.EmbeddingError` chained to its cause; the step handles it or lets it
+through.
+
+**Store calls and the stack.** The sync runner lets the step make its store call itself
+(:data:`~.effects.INLINE`), so the stack at a Chroma call, in a traceback, a profiler or a
+debugger, reads ``add -> Runner.run -> _add_steps -> _append_steps -> store_call ->
+SessionTurns.append -> TurnLog.write -> StoreClient.call``: the step that asked, and its
+callers, above the store's frames. (Before, the runner made the call itself, so a profile
+showed ``Runner.run -> _perform -> store method`` with the step a suspended generator; a
+traceback named the step only because the failure was thrown back into it.) The async
+runner still makes store calls in a worker thread, which is why they stay effects: a
+blocking Chroma call must not stall the event loop. Model and embedding calls stay with
+the runner, which owns what they share: retries, the repair prompt, accounting.
 
 A model call whose answer its parser cannot use is asked once more with a repair prompt
 that quotes the answer and the parser's error (:func:`~..prompts.repair_prompt`), not the
@@ -40,7 +51,7 @@ from ..models import Embedder, TextModel, check_vectors, offers_json
 from ..prompts.repair import repair_prompt
 from ..tokenizer import TokenCounter
 from ..usage import Usage
-from .effects import Effect, EmbedCall, Gather, ModelCall, Steps, StoreCall
+from .effects import INLINE, Effect, EmbedCall, Gather, ModelCall, Steps, StoreCall
 from .retry import Retrying, RetryPolicy, acall_with_timeout, call_with_timeout
 
 __all__ = ["DEFAULT_EMBED_BATCH", "Runner"]
@@ -265,7 +276,7 @@ class Runner:
 
     def _perform(self, effect: StoreCall[Any] | ModelCall[Any] | EmbedCall, spend: _Spend) -> Any:
         if isinstance(effect, StoreCall):
-            return effect.fn()
+            return INLINE  # the step makes the call in its own frame
         if isinstance(effect, ModelCall):
             return self._complete(effect, spend)
         return self._embed(effect)

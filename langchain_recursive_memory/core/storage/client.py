@@ -68,6 +68,10 @@ def default_path() -> Path:
 def persistent_client(path: str | os.PathLike[str] | None = None) -> ClientAPI:
     """Open (or create) an embedded ``PersistentClient`` at ``path`` or :func:`default_path`.
 
+    A process opens each directory once: later calls return the same client (chromadb
+    shares one system per directory anyway), so a store opened per request costs no
+    client construction.
+
     Raises:
         StoreError: When the directory or the database cannot be opened.
     """
@@ -77,18 +81,27 @@ def persistent_client(path: str | os.PathLike[str] | None = None) -> ClientAPI:
     target = Path(path).expanduser() if path is not None else default_path()
     try:
         target.mkdir(parents=True, exist_ok=True)
+        key = target.resolve()
+        with _held_lock:
+            found: ClientAPI | None = _clients.get(key)
+        if found is not None:
+            return found
         warn_if_shared(target)
-        return chromadb.PersistentClient(
+        client = chromadb.PersistentClient(
             path=str(target), settings=Settings(anonymized_telemetry=False)
         )
     except Exception as exc:
         raise StoreError(f"cannot open the Chroma store at path={str(target)!r}: {exc}") from exc
+    with _held_lock:
+        kept: ClientAPI = _clients.setdefault(key, client)
+    return kept
 
 
 LOCK_FILE = ".lrm-process.lock"
 """The file in an embedded store's directory that the process using it holds locked."""
 _held_locks: dict[Path, Any] = {}
-_held_lock = threading.Lock()
+_clients: dict[Path, Any] = {}
+_held_lock = threading.RLock()
 
 
 def warn_if_shared(path: Path) -> bool:
@@ -236,6 +249,8 @@ class StoreClient:
     Args:
         client: A chromadb client.
         retry: How transient network failures are retried.
+        opened: Collections already opened, by name (shared by the store objects of a
+            process over one database: a new store object opens nothing again).
 
     Attributes:
         client: The chromadb client.
@@ -243,10 +258,16 @@ class StoreClient:
         max_batch: The most records one write may carry, once known (0: ask Chroma).
     """
 
-    def __init__(self, client: ClientAPI, retry: RetryPolicy | None = None) -> None:
+    def __init__(
+        self,
+        client: ClientAPI,
+        retry: RetryPolicy | None = None,
+        opened: dict[str, Any] | None = None,
+    ) -> None:
         self.client = client
         self.retry = retry or DEFAULT_RETRY
         self.max_batch = 0
+        self._opened: dict[str, Any] = opened if opened is not None else {}
 
     def call(self, what: str, fn: Callable[[], T]) -> T:
         """Run a Chroma call; retry transient network failures with bounded backoff.
@@ -282,6 +303,9 @@ class StoreClient:
         Raises:
             StoreError: When it cannot be opened, or was written with another schema.
         """
+        found_open = self._opened.get(name)
+        if found_open is not None:
+            return found_open
         col = self.call(
             f"open collection {name!r}",
             lambda: self.client.get_or_create_collection(
@@ -294,7 +318,12 @@ class StoreClient:
                 f"collection {name!r} has lrm_schema={found!r}, this version needs {SCHEMA}: "
                 "it was written by a development version; use another prefix or path"
             )
+        self._opened[name] = col
         return col
+
+    def forget_collection(self, name: str) -> None:
+        """Forget an opened collection (it was renamed or deleted)."""
+        self._opened.pop(name, None)
 
     def collection_names(self) -> list[str]:
         """Return the names of every collection of the database."""

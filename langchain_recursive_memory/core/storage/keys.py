@@ -70,12 +70,15 @@ __all__ = [
     "new_turn_id",
     "new_usage_id",
     "rebuild_key",
+    "OPEN_FLAGS",
+    "index_link_id",
     "open_filter",
     "open_key",
     "owned_fact_record_id",
     "session_filter",
     "session_key",
     "session_record_id",
+    "stamp_record_id",
     "summary_hint_id",
     "summary_version_id",
     "text_hash",
@@ -268,8 +271,18 @@ def turn_node_id(skey: str, turn_id: str) -> str:
 
 
 def head_record_id(skey: str) -> str:
-    """Return the id of a session's HiGMem index head (its nodes' collection)."""
+    """Return the id of a session's HiGMem index head of 0.1.x mains (no longer written)."""
     return f"{skey}:head"
+
+
+def stamp_record_id(skey: str) -> str:
+    """Return the id of the session's stamp record (beside its summaries, see :mod:`.heads`)."""
+    return f"{skey}:stamp"
+
+
+def index_link_id(skey: str, number: int) -> str:
+    """Return the id of HiGMem index link ``number`` of a session (zero-padded, so ids sort)."""
+    return f"{skey}:h:{number:010d}"
 
 
 def event_record_id(skey: str, event_id: str) -> str:
@@ -388,6 +401,12 @@ def open_key(skey: str, unfolded: bool) -> str:
 def open_filter(skey: str) -> dict[str, Any]:
     """Return the filter of the session's turns no summary has folded yet."""
     return {"open": open_key(skey, True)}
+
+
+OPEN_FLAGS = {"v": "open", "h": "hopen"}
+"""The turn metadata key that says a turn is not yet named by a link of each chain: ``open``
+until a summary version folds it (``"v"``), ``hopen`` until a HiGMem index link names it
+(``"h"``). Both are written ``{skey}:1`` with every turn; each engine closes only its own."""
 
 
 def kind_key(skey: str, kind: str) -> str:

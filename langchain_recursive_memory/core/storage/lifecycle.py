@@ -163,9 +163,9 @@ class SessionLifecycle:
         self._clear_derived(owner, user)
         if self.repos.turn_log.any_left(owner):
             # A turn arrived in the last step: keep it listed (and its user's).
-            self.repos.session_list.register(
-                SessionOwner.of(owner.namespace, owner.session_id, user)
-            )
+            again = SessionOwner.of(owner.namespace, owner.session_id, user)
+            self.repos.session_list.register(again)
+            self.repos.heads.ensure_stamp(again)
         return True
 
     def clear(self, namespace: str, session_id: str) -> None:
@@ -193,8 +193,6 @@ class SessionLifecycle:
         user_owner = UserOwner.of(owner.namespace, user) if user is not None else None
         if user_owner is not None and not self.repos.session_list.of_user(user_owner):
             self._delete_user_own(user_owner)  # its last session is gone: so is the user
-        elif user_owner is not None:
-            self.repos.user_list.touch_sessions(user_owner)
 
     # -- derived state dropped for a rebuild (see :mod:`..recursive.rebuild`) --------------
 
@@ -208,11 +206,13 @@ class SessionLifecycle:
         if statements and user is not None:
             self.directory.drop_from_user(namespace, session_id, user)
         self.repos.fact_table.clear(owner)
+        self.repos.heads.touch(self.directory.owner(namespace, session_id), facts=True)
 
     def drop_vectors(self, space: str, namespace: str, session_id: str) -> None:
         """Delete the session's vectors of one embedder (not its user's facts')."""
         owner = SessionOwner.of(namespace, session_id)
         self.repos.vector_spaces.delete_where(owner.where, spaces=[space])
+        self.repos.heads.touch(self.directory.owner(namespace, session_id), epoch=True)
 
     def drop_user_facts(self, namespace: str, user_id: str) -> None:
         """Delete every fact of the user and their vectors (a user's rebuild starts so)."""
@@ -226,7 +226,9 @@ class SessionLifecycle:
         owner = SessionOwner.of(namespace, session_id)
         self.repos.turn_nodes.clear(owner)
         self.repos.event_nodes.clear(owner)
+        self.repos.heads.drop_links(owner)
         self.repos.vector_spaces.delete_where(kinds_filter(owner.key, [EVENT_KIND]))
+        self.repos.heads.touch(self.directory.owner(namespace, session_id), epoch=True)
 
     def _delete_user_own(self, user: UserOwner) -> None:
         """Delete the user's own records: its facts, their vectors, its record."""

@@ -10,7 +10,16 @@ from typing import Any
 
 from ..turn import Turn
 
-__all__ = ["SessionInfo", "SessionState", "StoredTurn", "Summary", "UserInfo", "VectorRecord"]
+__all__ = [
+    "IndexLink",
+    "SessionInfo",
+    "SessionStamp",
+    "SessionState",
+    "StoredTurn",
+    "Summary",
+    "UserInfo",
+    "VectorRecord",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +93,49 @@ class Summary:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionStamp:
+    """A session's stamp record: what every reader of the session checks (see :mod:`.heads`).
+
+    Attributes:
+        epoch: Changes when the session starts again (its first write after a clear, an
+            expiry or a forgotten user) and when a rebuild drops derived state.
+        facts: Changes whenever the session's own facts change.
+        memory: The kind of memory that first wrote it (``"higmem"``, ``"hybrid"``...),
+            which says which chain its readers follow.
+        user_id: The user the session belongs to, or None.
+        index_hint: A recent HiGMem index link number (a hint for cold readers).
+    """
+
+    epoch: str
+    facts: str = ""
+    memory: str = ""
+    user_id: str | None = None
+    index_hint: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class IndexLink:
+    """One link of a session's HiGMem index chain: the turns one indexing named.
+
+    Links are numbered from 1 and written insert-if-absent, like summary versions; a
+    reader that holds link ``number`` reads the links after it by id.
+
+    Attributes:
+        number: Its place in the chain.
+        token: A random id of the indexing that wrote it (the compare-and-set winner).
+        turn_ids: The turns it indexed (their turn nodes were written before it).
+        event_ids: The events that indexing wrote or rewrote.
+        created_at: Seconds since the epoch.
+    """
+
+    number: int
+    token: str
+    turn_ids: tuple[str, ...]
+    event_ids: tuple[str, ...] = ()
+    created_at: float = field(default_factory=time.time)
+
+
+@dataclass(frozen=True, slots=True)
 class SessionState:
     """What a reader needs: the latest summary and the turns it does not cover.
 
@@ -95,12 +147,16 @@ class SessionState:
         question: The current question when it is folded already (the summary's
             ``question_id``, when no unfolded turn is a user message): shown verbatim
             while it is current.
+        stamp: The session's stamp record as read with the summaries (None: none).
+        versions: The summary versions read (those at or above the hint), oldest first.
     """
 
     summary: Summary | None
     turns: tuple[StoredTurn, ...]
     repair_ids: tuple[str, ...] = ()
     question: StoredTurn | None = None
+    stamp: SessionStamp | None = None
+    versions: tuple[Summary, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

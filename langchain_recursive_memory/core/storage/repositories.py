@@ -16,8 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..cache import StoreCaches
 from .client import StoreClient
 from .facts import FactTable
+from .heads import SessionHeads
 from .nodes import EventNodes, TurnNodes
 from .repository import Repository
 from .sessions import SessionList
@@ -38,6 +40,8 @@ class Repositories:
         client: The retried chromadb client they share (:class:`~.client.StoreClient`).
         turn_log: ``{prefix}_turns``, the source of truth.
         summary_log: ``{prefix}_summaries`` (versions, the ``current`` hint, leases).
+        heads: ``{prefix}_summaries`` too: the sessions' stamp records and HiGMem's index
+            links (:mod:`.heads`).
         fact_table: ``{prefix}_facts``.
         turn_nodes: ``{prefix}_hg_turns`` (HiGMem's turn nodes, its index head).
         event_nodes: ``{prefix}_hg_events``.
@@ -50,6 +54,7 @@ class Repositories:
     client: StoreClient
     turn_log: TurnLog
     summary_log: SummaryLog
+    heads: SessionHeads
     fact_table: FactTable
     turn_nodes: TurnNodes
     event_nodes: EventNodes
@@ -59,29 +64,31 @@ class Repositories:
     vector_spaces: VectorSpaces
 
     @classmethod
-    def open(cls, client: StoreClient, prefix: str) -> Repositories:
+    def open(cls, client: StoreClient, prefix: str, caches: StoreCaches) -> Repositories:
         """Open (or create) every collection of ``prefix``.
 
         Args:
             client: The retried chromadb client.
             prefix: The collection name prefix (validated by the caller).
+            caches: The store's caches (what the repositories remember of their writes).
 
         Raises:
             StoreError: When a collection cannot be opened.
         """
         # The order chromadb sees them created in stays the one it always was.
-        turn_log = TurnLog(client, prefix)
-        sessions = SessionList(client, prefix)
+        turn_log = TurnLog(client, prefix, caches)
+        sessions = SessionList(client, prefix, caches)
         return cls(
             client=client,
             turn_log=turn_log,
-            summary_log=SummaryLog(client, prefix, on_cleared=sessions.forget),
+            summary_log=SummaryLog(client, prefix, caches),
+            heads=SessionHeads(client, prefix, caches),
             fact_table=FactTable(client, prefix),
             turn_nodes=TurnNodes(client, prefix),
             event_nodes=EventNodes(client, prefix),
             usage_log=UsageLog(client, prefix),
             vector_spaces=VectorSpaces(client, prefix),
-            user_list=UserList(client, prefix),
+            user_list=UserList(client, prefix, caches),
             session_list=sessions,
         )
 

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
-from ..cache import HEALTH_CACHE_ENTRIES, SessionCache
+from ..cache import HEALTH_CACHE_ENTRIES, StoreCaches, session_cache_key, user_cache_key
 from .client import StoreClient
-from .keys import AnyScope, collection_name, namespace_filter
+from .keys import AnyScope, SessionOwner, collection_name, namespace_filter
 
 __all__ = ["DAMAGED", "ListRepository", "Repository", "decoded", "placeholders"]
 
@@ -186,24 +186,27 @@ class Repository:
 class ListRepository(Repository):
     """A list of owners (sessions, users): one record each, registered once, with markers.
 
-    The record's id is :meth:`record_id` of its owner's key; ``_registered`` remembers
-    the records this process added (insert-if-absent: the first registration's metadata
-    stays).
+    The record's id is :meth:`record_id` of its owner's key; the store's caches remember
+    the records this process added (``registered``; insert-if-absent: the first
+    registration's metadata stays).
     """
 
     def record_id(self, key: str) -> str:
         """The id of an owner's record (from :mod:`.keys`)."""
         raise NotImplementedError
 
-    def __init__(self, chroma: StoreClient, prefix: str) -> None:
+    def __init__(self, chroma: StoreClient, prefix: str, caches: StoreCaches) -> None:
         super().__init__(chroma, prefix)
-        self._registered: SessionCache[bool] = SessionCache(
-            "registered", max_entries=HEALTH_CACHE_ENTRIES
-        )
+        self._registered = caches.registered
+
+    def _key(self, owner: AnyScope) -> tuple[str, ...]:
+        if isinstance(owner, SessionOwner):
+            return (*session_cache_key(owner.namespace, owner.session_id), self.name)
+        return (*user_cache_key(owner.namespace, owner.user_id), self.name)
 
     def add_once(self, owner: AnyScope, document: str, meta: Mapping[str, Any]) -> None:
         """Insert the owner's record unless this process (or anyone before) added it."""
-        if self._registered.get(owner.key):
+        if self._registered.get(self._key(owner)):
             return
         self.chroma.call(
             f"register the {self.label[:-1]}",
@@ -215,11 +218,11 @@ class ListRepository(Repository):
                 embeddings=placeholders(1),
             ),
         )
-        self._registered.put(owner.key, True)
+        self._registered.put(self._key(owner), True)
 
-    def forget(self, key: str) -> None:
+    def forget(self, owner: AnyScope) -> None:
         """Forget that the owner's record was registered (it was deleted)."""
-        self._registered.pop(key)
+        self._registered.pop(self._key(owner))
 
     def marker(self, owner: AnyScope, key: str) -> str | None:
         """A rebuild marker of the owner's record (see :func:`~.keys.rebuild_key`)."""
@@ -243,4 +246,4 @@ class ListRepository(Repository):
     def clear(self, owner: AnyScope) -> None:
         """Delete the owner's record and forget that it was registered."""
         super().clear(owner)
-        self.forget(owner.key)
+        self.forget(owner)

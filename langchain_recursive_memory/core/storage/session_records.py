@@ -26,10 +26,10 @@ Example:
 from __future__ import annotations
 
 import time
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..cache import StoreCaches
+from ..cache import StoreCaches, session_cache_key
 from ..errors import InvalidInputError
 from ..events import Event, TurnNode
 from ..facts import Fact, merge_fact
@@ -37,10 +37,12 @@ from ..turn import Turn, turn_list
 from ..usage import Usage, UsageRecord
 from ..validation import check_text, check_tokens
 from .client import StoreClient
+from .heads import HEAD_PAGE, SUMMARY_CHAIN, Head, HeadRequest
 from .keys import SessionOwner, UserOwner, user_owned
 from .lifecycle import SessionLifecycle
-from .records import SessionInfo, SessionState, StoredTurn, Summary, VectorRecord
+from .records import IndexLink, SessionInfo, SessionState, StoredTurn, Summary, VectorRecord
 from .repositories import Repositories
+from .turns import OpenTurns
 from .users import UserDirectory
 
 __all__ = ["SessionRecords"]
@@ -72,7 +74,7 @@ class SessionRecords:
 
     def __init__(self, client: StoreClient, prefix: str, caches: StoreCaches) -> None:
         self.caches = caches
-        self.repos = Repositories.open(client, prefix)
+        self.repos = Repositories.open(client, prefix, caches)
         self.directory = UserDirectory(self.repos, caches)
         self.lifecycle = SessionLifecycle(self.repos, self.directory, caches)
 
@@ -85,12 +87,14 @@ class SessionRecords:
         turns: Sequence[Turn],
         tokens: Sequence[int],
         encoding: str,
+        memory: str = "",
     ) -> list[StoredTurn]:
         """Write turns to the log; durable when this returns.
 
         Turns without an id get a new, time-ordered one. A turn whose id is already stored
         in this session is not written again (the earlier record wins); repeated ids within
-        ``turns`` keep the first.
+        ``turns`` keep the first. The session is registered (its record and its stamp
+        record) before its first turn is written, once per process.
 
         Args:
             namespace: The namespace.
@@ -98,6 +102,8 @@ class SessionRecords:
             turns: The turns, in conversation order.
             tokens: Each turn's token count.
             encoding: The encoding the counts were made with.
+            memory: The kind of memory writing (``"hybrid"``, ``"higmem"``...), kept on the
+                session's stamp record from its first write.
 
         Returns:
             The turns as written, with ids, creation times and order keys.
@@ -116,6 +122,7 @@ class SessionRecords:
         stored = self.repos.turn_log.stamp(owner, turns, tokens, encoding)
         if stored:
             self.repos.session_list.register(owner)
+            self.repos.heads.ensure_stamp(owner, memory)
             self.repos.turn_log.write(owner, stored)
         return stored
 
@@ -147,15 +154,17 @@ class SessionRecords:
         """Return the latest summary and the turns it does not cover, oldest first.
 
         The version hint is read first, then the unfolded turns, then every version at or
-        above the hint: a fold committed in between can only make a turn appear both in a
-        summary and in the window (never in neither, never folded twice). When the current
-        question (the newest user message) is folded already, it is read too (by id, only
-        then) as the state's ``question``: the context shows it while it is current.
+        above the hint (with the session's stamp record, in the same request by id): a fold
+        committed in between can only make a turn appear both in a summary and in the
+        window (never in neither, never folded twice). When the current question (the
+        newest user message) is folded already, it is read too (by id, only then) as the
+        state's ``question``: the context shows it while it is current.
         """
         owner = SessionOwner.of(namespace, session_id)
         hint = self.repos.summary_log.hint(owner)
         unfolded = self.repos.turn_log.unfolded(owner)
-        versions = self.repos.summary_log.recent(owner, hint)
+        head = self._head(owner, hint)
+        versions = head.versions
         named: set[str] = set()
         for v in versions:
             named.update(v.turn_ids)
@@ -167,27 +176,62 @@ class SessionRecords:
         if asked is not None and not any(t.turn.role == "user" for t in turns):
             found = self.repos.turn_log.by_ids(owner, [asked])
             question = found[0] if found else None
-        return SessionState(latest, turns, repair, question)
+        return SessionState(latest, turns, repair, question, head.stamp, tuple(versions))
 
-    def summaries_since(self, namespace: str, known: Mapping[str, int]) -> dict[str, list[Summary]]:
-        """Each session's versions above the one known (session id -> version), in one read."""
-        owners = {sid: SessionOwner.of(namespace, sid) for sid in known}
-        found = self.repos.summary_log.since({s.key: (s, known[sid]) for sid, s in owners.items()})
-        return {sid: found[s.key] for sid, s in owners.items()}
+    def _head(self, owner: SessionOwner, hint: int) -> Head:
+        """The session's stamp and its summary versions at or above ``hint`` (one request)."""
+        head = self.heads(owner.namespace, [HeadRequest(owner, SUMMARY_CHAIN, hint)])[owner.key]
+        if len(head.versions) > HEAD_PAGE:
+            self.repos.summary_log.forget_hint(owner)  # others have been folding: refresh it
+        if not head.versions and hint > 1:
+            # The session was cleared (maybe by another store object): read from the start.
+            self.repos.summary_log.forget_hint(owner)
+            return self._head(owner, 0)
+        return head
 
-    def unfolded_turns(
+    def heads(self, namespace: str, requests: Sequence[HeadRequest]) -> dict[str, Head]:
+        """The stamps and chain links of several sessions, read by id together.
+
+        What a read learns of a session's stamp is taken in on the way: which user it
+        belongs to, and whether this process must register it again (its stamp is gone:
+        another store object or process cleared it). Returns session key -> head.
+        """
+        found = self.repos.heads.read_heads(requests)
+        for request in requests:
+            stamp = found[request.owner.key].stamp
+            self.directory.observe(request.owner, stamp)
+            if stamp is None:
+                self.forget_registration(request.owner)
+        return found
+
+    def forget_registration(self, owner: SessionOwner) -> None:
+        """Forget that this process registered the session (its records may be gone)."""
+        self.repos.session_list.forget(owner)
+        self.repos.heads.forget_stamp(owner)
+        self.caches.described.pop(session_cache_key(owner.namespace, owner.session_id))
+
+    def summary_hint(self, namespace: str, session_id: str) -> int:
+        """The version the session's ``current`` record points at (0: none; a hint)."""
+        return self.repos.summary_log.hint(SessionOwner.of(namespace, session_id))
+
+    def stamp_session(self, namespace: str, session_id: str, memory: str) -> None:
+        """Write the session's stamp record unless it exists (one stored before stamps)."""
+        self.repos.heads.ensure_stamp(self.directory.owner(namespace, session_id), memory)
+
+    def open_turns(
         self,
         namespace: str,
-        session_ids: Sequence[str],
-        known: Mapping[str, Container[str]] | None = None,
-    ) -> dict[str, list[StoredTurn]]:
-        """The unfolded turns of several sessions (session id -> oldest first), read together.
+        chains: Mapping[str, str],
+        held: Mapping[str, Mapping[str, int]] | None = None,
+    ) -> dict[str, OpenTurns]:
+        """The open turns of several sessions (session id -> chain), read together.
 
-        ``known``: session id -> turn ids the caller holds; those are not read again.
+        ``held``: session id -> turn id -> order key of the turns the caller holds; those
+        are not read again unless their order key changed.
         """
-        owners = {sid: SessionOwner.of(namespace, sid) for sid in dict.fromkeys(session_ids)}
-        keyed = {s.key: known.get(sid, ()) for sid, s in owners.items()} if known else None
-        found = self.repos.turn_log.unfolded_of(list(owners.values()), keyed)
+        owners = {sid: SessionOwner.of(namespace, sid) for sid in chains}
+        keyed = {s.key: held.get(sid, {}) for sid, s in owners.items()} if held else None
+        found = self.repos.turn_log.open_turns({s: chains[sid] for sid, s in owners.items()}, keyed)
         return {sid: found[s.key] for sid, s in owners.items()}
 
     def settle(self, state: SessionState) -> SessionState:
@@ -252,6 +296,7 @@ class SessionRecords:
         existing = {f.key: f for f in stored}
         merged = [merge_fact(existing.get(f.key), f) for f in facts]
         self.repos.fact_table.put(owner, merged)
+        self.repos.heads.touch(owner, facts=True)
         return merged
 
     def get_facts(
@@ -324,37 +369,45 @@ class SessionRecords:
                 )
         return out
 
-    def put_turn_nodes(
-        self, namespace: str, session_id: str, nodes: Sequence[TurnNode], head: str | None = None
-    ) -> None:
-        """Write (or overwrite) turn nodes; with ``head``, set the index head token too."""
-        self.repos.turn_nodes.put_with_head(
-            self.directory.owner(namespace, session_id), nodes, head
-        )
+    def put_turn_nodes(self, namespace: str, session_id: str, nodes: Sequence[TurnNode]) -> None:
+        """Write (or overwrite) turn nodes."""
+        self.repos.turn_nodes.put(self.directory.owner(namespace, session_id), nodes)
 
-    def index_heads(self, namespace: str, session_ids: Sequence[str]) -> dict[str, str | None]:
-        """Each session's HiGMem index head token (None: none), in one read."""
-        owners = {sid: SessionOwner.of(namespace, sid) for sid in dict.fromkeys(session_ids)}
-        found = self.repos.turn_nodes.heads(list(owners.values()))
-        return {sid: found[s.key] for sid, s in owners.items()}
+    def commit_link(self, namespace: str, session_id: str, link: IndexLink) -> bool:
+        """Write HiGMem index ``link`` unless another indexing wrote its number (then False).
 
-    def close_turns(self, namespace: str, session_id: str, turn_ids: Sequence[str]) -> None:
-        """Mark turns as absorbed by HiGMem's index: they leave :meth:`unfolded_turns`."""
-        self.repos.turn_log.flag_folded(
-            SessionOwner.of(namespace, session_id), dict.fromkeys(turn_ids)
-        )
+        On success its turns leave the ``hopen`` set (a crash in between leaves them open
+        but named: readers merge them twice, harmlessly).
+        """
+        owner = self.directory.owner(namespace, session_id)
+        if not self.repos.heads.try_link(owner, link):
+            return False
+        self.repos.turn_log.flag_indexed(owner, link.turn_ids)
+        return True
 
-    def get_turn_nodes(self, namespace: str, session_id: str) -> list[TurnNode]:
-        """Return the session's turn nodes (in no particular order)."""
-        return self.repos.turn_nodes.get(SessionOwner.of(namespace, session_id))
+    def get_turn_nodes(
+        self, namespace: str, session_id: str, turn_ids: Sequence[str] | None = None
+    ) -> list[TurnNode]:
+        """Return the session's turn nodes (or those of ``turn_ids``), in no particular order."""
+        owner = SessionOwner.of(namespace, session_id)
+        if turn_ids is not None:
+            return self.repos.turn_nodes.by_ids(owner, turn_ids)
+        return self.repos.turn_nodes.get(owner)
 
     def put_events(self, namespace: str, session_id: str, events: Sequence[Event]) -> None:
         """Write (or overwrite) event nodes."""
         self.repos.event_nodes.put(self.directory.owner(namespace, session_id), events)
 
-    def get_events(self, namespace: str, session_id: str) -> list[Event]:
-        """Return the session's event nodes, oldest first."""
-        return self.repos.event_nodes.get(SessionOwner.of(namespace, session_id))
+    def get_events(
+        self, namespace: str, session_id: str, event_ids: Sequence[str] | None = None
+    ) -> list[Event]:
+        """Return the session's event nodes (or those of ``event_ids``), oldest first."""
+        owner = SessionOwner.of(namespace, session_id)
+        if event_ids is not None:
+            return sorted(
+                self.repos.event_nodes.by_ids(owner, event_ids), key=lambda e: (e.created_at, e.id)
+            )
+        return self.repos.event_nodes.get(owner)
 
     # -- upkeep usage (append-only: one record per operation that called a model) ---------
 
@@ -376,9 +429,12 @@ class SessionRecords:
         """Take a session with no user recorded as ``user_id``'s, in this process only."""
         self.directory.bind_user(namespace, session_id, user_id)
 
-    def join_user(self, namespace: str, session_id: str, user_id: str) -> None:
-        """Record that the session belongs to ``user_id`` (fixed once recorded)."""
-        self.directory.join_user(namespace, session_id, user_id)
+    def join_user(self, namespace: str, session_id: str, user_id: str, memory: str = "") -> None:
+        """Record that the session belongs to ``user_id`` (fixed once recorded).
+
+        ``memory``: the kind of memory writing, kept on a new session's stamp record.
+        """
+        self.directory.join_user(namespace, session_id, user_id, memory)
 
     def user_sessions(self, namespace: str, user_id: str) -> list[SessionInfo]:
         """The sessions of a user, oldest first."""

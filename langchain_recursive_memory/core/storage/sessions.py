@@ -56,7 +56,7 @@ class SessionList(ListRepository):
         users existed) joins this one: its record is updated. Returns the user recorded
         before (None when there was none), so the caller can refuse a different one.
         """
-        self.forget(owner.key)  # registered without its user, maybe: add (or find) it again
+        self.forget(owner)  # registered without its user, maybe: add (or find) it again
         self.register(owner)
         record = session_record_id(owner.key)
         before = (self.fields("read the session", owner, record) or {}).get("uid")

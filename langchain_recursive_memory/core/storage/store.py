@@ -22,6 +22,7 @@ from ..usage import Usage
 from . import client as chroma_client
 from .client import StoreClient
 from .keys import validate_prefix
+from .migrations import Migration, migrate_collections
 from .records import SessionInfo, StoredTurn, Summary, UserInfo
 from .session_records import SessionRecords
 
@@ -51,15 +52,17 @@ class MemoryStore:
         prefix: Collection name prefix (letters, digits, ``.``, ``_``, ``-``).
         http_timeout: Seconds any one HTTP request to a Chroma server may take.
         retry: How transient network failures are retried.
-        cache: How much this store's caches keep (:class:`~..cache.CacheLimits`: 256
-            sessions and 512 MiB by default).
+        cache: How much the caches keep (:class:`~..cache.CacheLimits`: 256 sessions and
+            512 MiB by default): every store object of the process over the same database
+            and prefix (and limits) shares them. A :class:`~..cache.StoreCaches` object
+            instead: this store uses those (``StoreCaches()``: caches of its own).
 
     Attributes:
         client: The chromadb client.
         prefix: The collection name prefix.
         identity: A string naming the database (path or server address).
-        caches: What the engines keep between calls, for this store only
-            (:class:`~..cache.StoreCaches`).
+        caches: What the engines keep between calls (:class:`~..cache.StoreCaches`),
+            shared with the process's other store objects over the same database.
         records: The engines' protocol over the store's repositories
             (:class:`~.session_records.SessionRecords`): what the engines and adapters
             read and write through, not for applications.
@@ -86,7 +89,7 @@ class MemoryStore:
         prefix: str = "lrm",
         http_timeout: float = 30.0,
         retry: RetryPolicy | None = None,
-        cache: CacheLimits | None = None,
+        cache: CacheLimits | StoreCaches | None = None,
     ) -> None:
         validate_prefix(prefix)
         if http_timeout <= 0:
@@ -96,8 +99,15 @@ class MemoryStore:
         self.client = client
         self.prefix = prefix
         self.identity = chroma_client.client_identity(client)
-        self.caches = StoreCaches(cache)
-        self.records = SessionRecords(StoreClient(client, retry), prefix, self.caches)
+        if isinstance(cache, StoreCaches):
+            self.caches = cache
+        else:
+            self.caches = StoreCaches.shared(self.identity, prefix, cache)
+        chroma = StoreClient(client, retry, self.caches.collections)
+        if not self.caches.migrated:  # a store of an earlier release: once per process
+            self.caches.migrated = True
+            migrate_collections(chroma, prefix)
+        self.records = SessionRecords(chroma, prefix, self.caches)
 
     @property
     def retry(self) -> RetryPolicy:
@@ -155,6 +165,17 @@ class MemoryStore:
         client = chroma_client.http_client(host, port, ssl=ssl, headers=headers, timeout=timeout)
         kwargs.setdefault("http_timeout", timeout)
         return cls(client, **kwargs)
+
+    def migrate(self, *, dry_run: bool = False) -> Migration:
+        """Bring a store written by an earlier release up to this one (``lrm migrate``).
+
+        Runs by itself the first time a process opens the store; see
+        :mod:`.migrations` for what it does.
+
+        Args:
+            dry_run: Only report what would be done.
+        """
+        return migrate_collections(self.records.repos.client, self.prefix, dry_run=dry_run)
 
     # -- sessions ------------------------------------------------------------------------
 

@@ -9,11 +9,11 @@ the one before it), so they are read by id, a page at a time, until one is missi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from ..cache import HEALTH_CACHE_ENTRIES, SessionCache
+from ..cache import StoreCaches, session_cache_key
 from ..errors import InvalidInputError
 from .client import StoreClient
 from .keys import (
@@ -96,26 +96,34 @@ def _owned(known: Mapping[str, tuple[SessionOwner, int]], meta: Mapping[str, Any
 
 
 class SummaryLog(Repository):
-    """The ``{prefix}_summaries`` collection, with a cache of each session's hint.
+    """The ``{prefix}_summaries`` collection's versions, hints and leases.
+
+    Each session's hint, as last read or written, is kept in the store's caches (never
+    trusted blindly: the versions at and above it are read too).
 
     Args:
         chroma: The client.
         prefix: The collection name prefix.
-        on_cleared: Called with the session key when a read finds that the session was
-            cleared (maybe by another store object) since its hint was cached.
+        caches: The store's caches.
     """
 
     name = "summaries"
     label = "summaries"
 
-    def __init__(self, chroma: StoreClient, prefix: str, on_cleared: Callable[[str], None]) -> None:
+    def __init__(self, chroma: StoreClient, prefix: str, caches: StoreCaches) -> None:
         super().__init__(chroma, prefix)
-        self._on_cleared = on_cleared
-        self._hints: SessionCache[int] = SessionCache("hints", max_entries=HEALTH_CACHE_ENTRIES)
+        self._hints = caches.hints
+
+    def _hint_key(self, owner: SessionOwner) -> tuple[str, str, str]:
+        return session_cache_key(owner.namespace, owner.session_id)
+
+    def forget_hint(self, owner: SessionOwner) -> None:
+        """Read the session's hint again next time (it was stale, or the session cleared)."""
+        self._hints.pop(self._hint_key(owner))
 
     def hint(self, owner: SessionOwner) -> int:
         """Return the version the session's ``current`` record points at (0: none)."""
-        hint = self._hints.get(owner.key)
+        hint = self._hints.get(self._hint_key(owner))
         if hint is None:
             got = self.chroma.call(
                 "read the summary hint",
@@ -127,7 +135,7 @@ class SummaryLog(Repository):
             owned = [m for m in got["metadatas"] or [] if owner.owns(m)]
             for version in decoded("summary hint", owned, lambda m: int(m["version"])):
                 hint = version
-            self._hints.put(owner.key, hint)
+            self._hints.put(self._hint_key(owner), hint)
         return hint
 
     def recent(self, owner: SessionOwner, hint: int | None = None) -> list[Summary]:
@@ -153,11 +161,10 @@ class SummaryLog(Repository):
         versions.sort(key=lambda s: s.version)
         if len(versions) > _PAGE:
             # Others have been folding: refresh the hint from the current record.
-            self._hints.pop(owner.key)
+            self.forget_hint(owner)
         if not versions and hint > 0:
             # The session was cleared (maybe by another store object): forget the hint.
-            self._hints.pop(owner.key)
-            self._on_cleared(owner.key)
+            self.forget_hint(owner)
             return self.recent(owner, 0)
         return versions
 
@@ -232,7 +239,7 @@ class SummaryLog(Repository):
         )
         metas = got["metadatas"] or []
         if not metas or metas[0].get("fold_id") != new.fold_id:
-            self._hints.pop(owner.key)
+            self.forget_hint(owner)
             return False
         return True
 
@@ -248,7 +255,7 @@ class SummaryLog(Repository):
                 embeddings=placeholders(1),
             ),
         )
-        self._hints.put(owner.key, new.version)
+        self._hints.put(self._hint_key(owner), new.version)
 
     # -- the fold lease ------------------------------------------------------------------
 
@@ -302,6 +309,7 @@ class SummaryLog(Repository):
             self.chroma.call("release the fold lease", partial(self.collection.delete, ids=mine))
 
     def clear(self, owner: AnyScope) -> None:
-        """Delete every summary record of the session and forget its hint."""
+        """Delete every summary record of the session (its stamp too) and forget its hint."""
         super().clear(owner)
-        self._hints.pop(owner.key)
+        if isinstance(owner, SessionOwner):
+            self.forget_hint(owner)

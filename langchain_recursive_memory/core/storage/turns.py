@@ -1,26 +1,28 @@
 """The turn log: the source of truth, append-only, ordered by a per-writer clock.
 
 A turn is written once (a second add with the same id is ignored by Chroma) and only its
-folded flag changes afterwards. Document: the turn's text; metadata: namespace, session
-id, role, order key, token count, folded flag, and the rest of the message as JSON.
+flags change afterwards: ``folded`` (the summary version that folded it) and the open
+flags of the two chains (``open``: no summary version names it yet; ``hopen``: no HiGMem
+index link does; see :mod:`.heads`). Document: the turn's text; metadata: namespace,
+session id, role, order key, token count, the flags, and the rest of the message as JSON.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from ..cache import HEALTH_CACHE_ENTRIES, SessionCache
+from ..cache import StoreCaches, session_cache_key
 from ..errors import InvalidInputError, StoreError, WriteOutcomeUnknownError
 from ..turn import Turn
 from .client import StoreClient
 from .keys import (
+    OPEN_FLAGS,
     SessionOwner,
     namespace_filter,
     new_turn_id,
@@ -29,10 +31,11 @@ from .keys import (
     turn_record_id,
 )
 from .records import SessionState, StoredTurn
-from .repository import Repository, decoded, placeholders
+from .repository import DAMAGED, Repository, decoded, placeholders
 
 __all__ = [
     "SCAN_PAGE",
+    "OpenTurns",
     "TurnLog",
     "TurnRow",
     "turn_from_record",
@@ -50,6 +53,7 @@ def turn_metadata(owner: SessionOwner, s: StoredTurn) -> dict[str, Any]:
     meta: dict[str, Any] = {
         **owner.metadata(),
         "open": open_key(owner.key, True),
+        "hopen": open_key(owner.key, True),
         "tid": s.id,
         "role": s.turn.role,
         "seq": s.seq,
@@ -92,6 +96,10 @@ def _turn_of_row(row: tuple[str, Mapping[str, Any]]) -> StoredTurn:
     return turn_from_record(*row)
 
 
+def _turn_and_key(row: tuple[str, Mapping[str, Any]]) -> tuple[StoredTurn, str]:
+    return turn_from_record(*row), str(row[1]["sk"])
+
+
 def _written(meta: Mapping[str, Any]) -> tuple[tuple[str, str], float]:
     """A turn record's session and when it was written (its order key, in seconds)."""
     return (str(meta["ns"]), str(meta["sid"])), int(meta["seq"]) / 1e9
@@ -107,6 +115,20 @@ def _oldest_first(turns: list[StoredTurn]) -> list[StoredTurn]:
     return turns
 
 
+@dataclass(frozen=True, slots=True)
+class OpenTurns:
+    """A session's open turns in one chain, as :meth:`TurnLog.open_turns` read them.
+
+    Attributes:
+        seqs: Every open turn's id and order key.
+        turns: The open turns the reader did not hold (or held with another order key),
+            read whole, oldest first.
+    """
+
+    seqs: dict[str, int]
+    turns: list[StoredTurn]
+
+
 class TurnLog(Repository):
     """The ``{prefix}_turns`` collection, and the clock that orders new turns.
 
@@ -118,31 +140,29 @@ class TurnLog(Repository):
     name = "turns"
     label = "turns"
 
-    def __init__(self, chroma: StoreClient, prefix: str) -> None:
+    def __init__(self, chroma: StoreClient, prefix: str, caches: StoreCaches) -> None:
         super().__init__(chroma, prefix)
-        self._clock_lock = threading.Lock()
-        self._last_seq = 0
-        self._session_seq: SessionCache[int] = SessionCache(
-            "session clocks", max_entries=HEALTH_CACHE_ENTRIES
-        )
+        self.caches = caches
 
-    # -- the clock ------------------------------------------------------------------------
+    # -- the clock (the process's, in the store's caches) ----------------------------------
 
-    def _next_seq(self, skey: str, count: int) -> list[int]:
+    def _next_seq(self, owner: SessionOwner, count: int) -> list[int]:
         """Order keys for new turns: the clock, but never below what this session has shown."""
-        with self._clock_lock:
+        caches, key = self.caches, session_cache_key(owner.namespace, owner.session_id)
+        with caches.clock_lock:
             now = time.time_ns()
-            start = max(now, self._last_seq + 1, (self._session_seq.get(skey) or 0) + 1)
-            self._last_seq = start + count - 1
-            self._session_seq.put(skey, self._last_seq)
+            start = max(now, caches.last_seq + 1, (caches.clocks.get(key) or 0) + 1)
+            caches.last_seq = start + count - 1
+            caches.clocks.put(key, caches.last_seq)
         return list(range(start, start + count))
 
-    def _observe_seq(self, skey: str, turns: Sequence[StoredTurn]) -> None:
+    def _observe_seq(self, owner: SessionOwner, turns: Sequence[StoredTurn]) -> None:
         if turns:
             top = max(t.seq for t in turns)
-            with self._clock_lock:
-                if top > (self._session_seq.get(skey) or 0):
-                    self._session_seq.put(skey, top)
+            caches, key = self.caches, session_cache_key(owner.namespace, owner.session_id)
+            with caches.clock_lock:
+                if top > (caches.clocks.get(key) or 0):
+                    caches.clocks.put(key, top)
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -160,7 +180,7 @@ class TurnLog(Repository):
             raise InvalidInputError.for_value("tokens", len(tokens), f"expected {len(turns)}")
         if not turns:
             return []
-        seqs = self._next_seq(owner.key, len(turns))
+        seqs = self._next_seq(owner, len(turns))
         stored: list[StoredTurn] = []
         seen: set[str] = set()
         for turn, count, seq in zip(turns, tokens, seqs, strict=True):
@@ -241,75 +261,101 @@ class TurnLog(Repository):
                 ),
             )
 
-    def flag_folded(self, owner: SessionOwner, versions: Mapping[str, int | None]) -> None:
-        """Mark turns as absorbed: folded into a summary version, or (None) HiGMem-indexed."""
-        if not versions:
-            return
+    def flag_folded(self, owner: SessionOwner, versions: Mapping[str, int]) -> None:
+        """Mark turns as folded into summary versions (they leave the ``open`` set)."""
         closed = open_key(owner.key, False)
-        self.chroma.call(
-            "flag absorbed turns",
-            lambda: self.collection.update(
-                ids=[turn_record_id(owner.key, t) for t in versions],
-                metadatas=[
-                    {"open": closed} if v is None else {"folded": v, "open": closed}
-                    for v in versions.values()
-                ],
-            ),
-        )
+        self._flag(owner, {t: {"folded": v, "open": closed} for t, v in versions.items()})
+
+    def flag_indexed(self, owner: SessionOwner, turn_ids: Sequence[str]) -> None:
+        """Mark turns as named by a HiGMem index link (they leave the ``hopen`` set)."""
+        closed = open_key(owner.key, False)
+        self._flag(owner, {t: {"hopen": closed} for t in turn_ids})
+
+    def _flag(self, owner: SessionOwner, fields: Mapping[str, Mapping[str, Any]]) -> None:
+        if fields:
+            self.chroma.call(
+                "flag turns",
+                lambda: self.collection.update(
+                    ids=[turn_record_id(owner.key, t) for t in fields],
+                    metadatas=[dict(f) for f in fields.values()],
+                ),
+            )
 
     # -- reads ----------------------------------------------------------------------------
 
     def unfolded(self, owner: SessionOwner) -> list[StoredTurn]:
         """Return the turns no summary version has flagged, oldest first."""
         out = self._where(owner, open_filter(owner.key))
-        self._observe_seq(owner.key, out)
+        self._observe_seq(owner, out)
         return out
 
-    def unfolded_of(
-        self, owners: Sequence[SessionOwner], known: Mapping[str, Container[str]] | None = None
-    ) -> dict[str, list[StoredTurn]]:
-        """The unfolded turns of several sessions in one read: session key -> oldest first.
+    def open_turns(
+        self,
+        chains: Mapping[SessionOwner, str],
+        held: Mapping[str, Mapping[str, int]] | None = None,
+    ) -> dict[str, OpenTurns]:
+        """The open turns of several sessions, each in its chain's flag, in one read.
 
-        ``known``: session key -> turn ids the caller holds already; then only the ids are
-        read, and the other turns by id (a second read, when there are any).
+        Args:
+            chains: Each session and the chain whose open flag to read (``"v"``: ``open``,
+                ``"h"``: ``hopen``; :data:`~.keys.OPEN_FLAGS`).
+            held: Session key -> turn id -> order key of the turns the caller holds; those
+                are not read again unless their order key changed. None: read every turn.
+
+        Returns:
+            Session key -> :class:`OpenTurns`.
         """
-        by_key = {owner.key: owner for owner in owners}
-        out: dict[str, list[StoredTurn]] = {key: [] for key in by_key}
+        by_key = {owner.key: owner for owner in chains}
+        out = {key: OpenTurns({}, []) for key in by_key}
         if not by_key:
             return out
-        where = {"open": {"$in": [open_key(key, True) for key in by_key]}}
-        include = ["documents", "metadatas"] if known is None else []
+        flags: dict[str, list[str]] = {}
+        for owner, chain in chains.items():
+            flags.setdefault(OPEN_FLAGS[chain], []).append(open_key(owner.key, True))
+        terms = [{flag: {"$in": keys}} for flag, keys in flags.items()]
+        where = terms[0] if len(terms) == 1 else {"$or": terms}
+        include = ["documents", "metadatas"] if held is None else ["metadatas"]
         got = self.chroma.call(
-            "read unfolded turns", partial(self.collection.get, where=where, include=include)
+            "read open turns", partial(self.collection.get, where=where, include=include)
         )
-        if known is not None:
-            wanted = [
-                rid
-                for rid in got["ids"]
-                if (key := rid.split(":", 1)[0]) in by_key
-                and rid[len(key) + len(":t:") :] not in known.get(key, ())
-            ]
-            if not wanted:
-                return out
+        docs = got.get("documents") or [None] * len(got["ids"])
+        wanted: list[str] = []
+        rows: list[tuple[str, Mapping[str, Any]]] = []
+        for rid, doc, meta in zip(got["ids"], docs, got["metadatas"] or [], strict=True):
+            found = by_key.get(str(meta.get("sk", "")))
+            if found is None or not found.owns(meta):
+                continue
+            owner = found
+            if meta.get(OPEN_FLAGS[chains[owner]]) != open_key(owner.key, True):
+                continue
+            try:
+                tid, seq = str(meta["tid"]), int(meta["seq"])
+            except DAMAGED:
+                continue
+            out[owner.key].seqs[tid] = seq
+            if held is None:
+                rows.append((doc or "", meta))
+            elif held.get(owner.key, {}).get(tid) != seq:
+                wanted.append(rid)
+        if wanted:
             got = self.chroma.call(
                 "read turns by id",
                 partial(self.collection.get, ids=wanted, include=["documents", "metadatas"]),
             )
-        rows: dict[str, list[tuple[str, Mapping[str, Any]]]] = {key: [] for key in by_key}
-        for doc, meta in zip(got["documents"] or [], got["metadatas"] or [], strict=True):
-            key = str(meta.get("open", ""))[: -len(":1")]
-            owner = by_key.get(key)
-            if owner is not None and owner.owns(meta):
-                rows[key].append((doc or "", meta))
-        for key, found in rows.items():
-            out[key] = _oldest_first(decoded("turn", found, _turn_of_row))
-            self._observe_seq(key, out[key])
+            docs = [d or "" for d in got["documents"] or []]
+            rows = list(zip(docs, got["metadatas"] or [], strict=True))
+        for turn, key in decoded("turn", rows, _turn_and_key):
+            if key in out:
+                out[key].turns.append(turn)
+        for key, result in out.items():
+            _oldest_first(result.turns)
+            self._observe_seq(by_key[key], result.turns)
         return out
 
     def log(self, owner: SessionOwner) -> list[StoredTurn]:
         """Return every logged turn of the session, oldest first (folded or not)."""
         out = self._where(owner, owner.where)
-        self._observe_seq(owner.key, out)
+        self._observe_seq(owner, out)
         return out
 
     def _where(self, owner: SessionOwner, where: Mapping[str, Any]) -> list[StoredTurn]:
@@ -343,7 +389,7 @@ class TurnLog(Repository):
                     metadatas=[{"seq": s.seq} for s in moved],
                 ),
             )
-            self._observe_seq(owner.key, moved)
+            self._observe_seq(owner, moved)
         return moved
 
     def settle(self, state: SessionState) -> SessionState:

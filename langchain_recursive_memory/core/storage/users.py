@@ -1,18 +1,18 @@
 """Users: the user list, which user each session belongs to, and the users' own facts.
 
 A session may belong to a user (within its namespace). The session's record names the
-user (:meth:`~.sessions.SessionList.join`), fixed once recorded; the user's record in
-``{prefix}_users`` carries a *stamp* that changes whenever the user's facts change, so a
-process that caches them knows when to read them again.
+user (:meth:`~.sessions.SessionList.join`), fixed once recorded, and so does its stamp
+record (:mod:`.heads`); the user's record in ``{prefix}_users`` carries a *stamp* that
+changes whenever the user's facts change, so a process that caches them knows when to
+read them again. A user's list of sessions is read from the session list each time (one
+request, like reading a stamp would be), so a new session of the user is listed at once.
 
 A user's facts are the user's own records (:class:`~.keys.UserOwner`): one per fact key,
 merged across sessions by :func:`~..facts.merge_user_fact` (the newest statement wins, by
 when it was said). Which user a session belongs to is read once per process and session
-and kept in the store's caches; a session's user never changes
-once recorded, so another process can see it stale only when the session was cleared and
-reused by another user, or read here as having no user before another process joined it to
-one (what this process then writes there stays the session's; ``forget_user`` still
-deletes it with the session). A memory given a user records it again at every write, so
+and kept in the store's caches; every read of the session checks it against the user its
+stamp record names (:meth:`UserDirectory.observe`), so a session cleared and reused by
+another user is seen as such. A memory given a user records it again at every write, so
 a session cleared or forgotten through another handle of this process stays the user's.
 
 The read-merge-write of a user's facts is serialised: within a process by a lock per user
@@ -43,7 +43,7 @@ from ..cache import StoreCaches, session_cache_key, user_cache_key
 from ..errors import ConfigurationError, StoreError
 from ..facts import Fact, merge_user_fact, without_session
 from .keys import SessionOwner, UserOwner, rebuild_key, user_record_id
-from .records import SessionInfo, UserInfo
+from .records import SessionInfo, SessionStamp, UserInfo
 from .repository import ListRepository, decoded
 
 if TYPE_CHECKING:
@@ -68,8 +68,6 @@ class _Known:
     recorded: bool = True
 
 
-SESSIONS_STAMP = "sstamp"
-"""The user record's field that changes whenever a session joins or leaves the user."""
 USER_LEASE_PERIOD = 10.0
 """Seconds of a user's merge lease period (a holder that dies blocks for at most two)."""
 USER_LEASE_WAIT = 3 * USER_LEASE_PERIOD
@@ -96,21 +94,7 @@ class UserList(ListRepository):
 
     def register(self, user: UserOwner) -> None:
         """Record the user once (insert-if-absent: the first registration's time stays)."""
-        stamps = {"stamp": uuid.uuid4().hex, SESSIONS_STAMP: uuid.uuid4().hex}
-        self.add_once(user, user.user_id, {"created": time.time(), **stamps})
-
-    def sessions_stamp(self, user: UserOwner) -> str:
-        """A token that changes whenever a session joins or leaves the user ("": unknown)."""
-        meta = self.fields("read the user", user, user_record_id(user.key)) or {}
-        return str(meta.get(SESSIONS_STAMP, ""))
-
-    def touch_sessions(self, user: UserOwner) -> None:
-        """Give the user's list of sessions a new stamp (a session joined or left)."""
-        self.set_fields(
-            "stamp the user's sessions",
-            user_record_id(user.key),
-            {SESSIONS_STAMP: uuid.uuid4().hex},
-        )
+        self.add_once(user, user.user_id, {"created": time.time(), "stamp": uuid.uuid4().hex})
 
     def stamp(self, user: UserOwner) -> str:
         """The stamp of the user's facts ("" for an unknown user)."""
@@ -174,6 +158,19 @@ class UserDirectory:
         """Drop what this process knows of the session's user (it was deleted)."""
         self.caches.users.pop(session_cache_key(namespace, session_id))
 
+    def observe(self, owner: SessionOwner, stamp: SessionStamp | None) -> None:
+        """Take the user a session's stamp record names (read by a read of the session).
+
+        A session cleared and joined to another user elsewhere is seen as the new user's;
+        one whose stamp names no user keeps what this process knows (a user bound here
+        before the first write, or a session written before stamps named users).
+        """
+        if stamp is None or stamp.user_id is None:
+            return
+        known = self._known(owner.namespace, owner.session_id)
+        if known is None or known.user != stamp.user_id:
+            self._remember_user(owner.namespace, owner.session_id, stamp.user_id)
+
     def owner(self, namespace: str, session_id: str) -> SessionOwner:
         """The session's owner, with its user when this process knows it (no I/O)."""
         owner = SessionOwner.of(namespace, session_id)
@@ -206,12 +203,14 @@ class UserDirectory:
         if known is None or not known.recorded or known.user is None:
             self._remember_user(namespace, session_id, user_id, recorded=False)
 
-    def join_user(self, namespace: str, session_id: str, user_id: str) -> None:
+    def join_user(self, namespace: str, session_id: str, user_id: str, memory: str = "") -> None:
         """Record that the session belongs to ``user_id`` (fixed once recorded).
 
         A session stored before it had a user joins it: what it stores from now on is the
         user's (its earlier facts stay the session's until :meth:`~..recursive.
         RecursiveMemory.rebuild`).
+
+        ``memory``: the kind of memory writing, kept on a new session's stamp record.
 
         Raises:
             ConfigurationError: When the session already belongs to another user (both
@@ -225,8 +224,8 @@ class UserDirectory:
             return
         self.repos.user_list.register(user)
         before = self.repos.session_list.join(owner)
-        if before is None:
-            self.repos.user_list.touch_sessions(user)
+        if before is None or before == user_id:
+            self.repos.heads.join_user(owner, memory)
         if before is not None and before != user_id:
             self._remember_user(namespace, session_id, before)
             raise ConfigurationError.for_value(
@@ -242,21 +241,8 @@ class UserDirectory:
         return self.repos.user_list.entries(namespace)
 
     def user_sessions(self, namespace: str, user_id: str) -> list[SessionInfo]:
-        """The sessions of a user, oldest first.
-
-        Kept in the store's caches while the user's sessions stamp (one read by id) is the
-        one they were listed at: a user's every read need not list its sessions again.
-        """
-        user = UserOwner.of(namespace, user_id)
-        stamp = self.repos.user_list.sessions_stamp(user)
-        key = (*user_cache_key(namespace, user_id), "sessions")
-        cached = self.caches.users.get(key)
-        if stamp and cached is not None and cached[0] == stamp:
-            return list(cached[1])
-        found = self.repos.session_list.of_user(user)
-        if stamp:
-            self.caches.users.put(key, (stamp, tuple(found)))
-        return found
+        """The sessions of a user, oldest first (read from the session list every time)."""
+        return self.repos.session_list.of_user(UserOwner.of(namespace, user_id))
 
     # -- the user's facts --------------------------------------------------------------------
 
