@@ -156,3 +156,20 @@ def test_a_new_object_per_request_does_not_read_the_session_whole(tmp_path):
     memory.context("warm up")
     records = per_request_read(str(tmp_path), "long", 20)
     assert records["read turns"] < 60, records  # never the whole 600-turn log
+
+
+def test_stores_over_different_databases_never_share_caches_whatever_the_environment(
+    tmp_path, monkeypatch
+):
+    """chromadb reads CHROMA_SERVER_HOST/PORT into every client's settings, local ones too.
+
+    A store's identity (which caches it shares) comes from what the client is, not from
+    those settings: two local databases opened while they are set are two databases.
+    """
+    monkeypatch.setenv("CHROMA_SERVER_HOST", "127.0.0.1")
+    monkeypatch.setenv("CHROMA_SERVER_PORT", "9")
+    one = MemoryStore.persistent(tmp_path / "one")
+    two = MemoryStore.persistent(tmp_path / "two")
+    assert one.identity == f"file:{(tmp_path / 'one').resolve()}"
+    assert two.identity == f"file:{(tmp_path / 'two').resolve()}"
+    assert one.caches is not two.caches

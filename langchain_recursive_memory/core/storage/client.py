@@ -221,9 +221,12 @@ def client_identity(client: Any) -> str:
     except Exception:
         conf = None
     if conf is not None:
-        if getattr(conf, "chroma_server_host", None):
+        # chromadb reads CHROMA_SERVER_HOST/PORT from the environment into every client's
+        # settings, local ones too: what the client is says which database it talks to.
+        remote = "fastapi" in str(getattr(conf, "chroma_api_impl", "")).lower()
+        if remote and getattr(conf, "chroma_server_host", None):
             return f"http://{conf.chroma_server_host}:{conf.chroma_server_http_port}"
-        if getattr(conf, "is_persistent", False):
+        if not remote and getattr(conf, "is_persistent", False):
             return f"file:{Path(conf.persist_directory).resolve()}"
     return f"client:{id(client)}"
 
