@@ -2,7 +2,8 @@
 
 The two models are scripted stand-ins so this runs offline; replace them with real ones,
 e.g. ``init_chat_model("openai:gpt-4o")`` for the chat and ``"openai:gpt-4o-mini"`` for the
-summarizer.
+summarizer. The application opens one ``MemoryStore``; ``get_history`` builds a history
+per call, a cheap handle on that store (README, "LangChain: a history per conversation").
 """
 
 import tempfile
@@ -12,18 +13,19 @@ from langchain_core.language_models import FakeListChatModel
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables.history import RunnableWithMessageHistory
 
-from langchain_recursive_memory import RecursiveSummaryChatMessageHistory
+from langchain_recursive_memory import MemoryStore, RecursiveSummaryChatMessageHistory
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # RunnableWithMessageHistory
 
 chat_model = FakeListChatModel(responses=["Noted!"] * 100)  # stand-in for the chat model
 summarizer = FakeListChatModel(responses=["Ada lives in Oslo and has 3 cats."] * 100)
-path = tempfile.mkdtemp()  # where Chroma persists; omit it to use the default location
+# One store for the whole application; omit the path to use the default location.
+store = MemoryStore.persistent(tempfile.mkdtemp())
 
 
 def get_history(session_id: str) -> RecursiveSummaryChatMessageHistory:
     return RecursiveSummaryChatMessageHistory(
-        session_id, llm=summarizer, path=path, max_tokens=1000, max_summary_tokens=200
+        session_id, llm=summarizer, store=store, max_tokens=1000, max_summary_tokens=200
     )
 
 

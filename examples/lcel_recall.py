@@ -16,18 +16,19 @@ from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_core.runnables.history import RunnableWithMessageHistory
 
 from langchain_recursive_memory import (
+    MemoryStore,
     RecursiveMemoryRetriever,
     RecursiveSummaryChatMessageHistory,
 )
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # RunnableWithMessageHistory
-path = tempfile.mkdtemp()
+store = MemoryStore.persistent(tempfile.mkdtemp())  # one store; each history a handle on it
 
 
 def get_history(session_id: str) -> RecursiveSummaryChatMessageHistory:
     return RecursiveSummaryChatMessageHistory(
         session_id,
-        path=path,
+        store=store,
         max_tokens=1200,  # the whole budget: summary + recalled memories + window
         max_summary_tokens=200,
         recall_tokens=300,  # the retriever's share ...

@@ -21,7 +21,7 @@ from llama_index.core.llms import (
 )
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
 
-from langchain_recursive_memory.core import TokenCounter
+from langchain_recursive_memory.core import MemoryStore, TokenCounter
 from llamaindex_higmem import RecursiveSummaryMemory
 from llamaindex_higmem.messages import chat_message_to_turn
 
@@ -79,10 +79,11 @@ class ScriptedSummarizer(CustomLLM):
 
 
 path = tempfile.mkdtemp()  # where Chroma persists; omit it to use the default location
+store = MemoryStore.persistent(path)  # one store for the application
 chat_llm, summarizer = ScriptedChat(), ScriptedSummarizer()
 settings = {"token_limit": 800, "max_summary_tokens": 150, "recall_tokens": 200}
 memory = RecursiveSummaryMemory.from_defaults(
-    session_id="user-42", llm=summarizer, path=path, **settings
+    session_id="user-42", llm=summarizer, store=store, **settings
 )
 engine = SimpleChatEngine.from_defaults(
     llm=chat_llm, memory=memory, system_prompt="You are a helpful travel assistant."

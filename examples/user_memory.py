@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
-from langchain_recursive_memory import RecursiveSummaryChatMessageHistory
+from langchain_recursive_memory import MemoryStore, RecursiveSummaryChatMessageHistory
 from langchain_recursive_memory.core import FunctionTextModel
 
 LINE = re.compile(r"^\[(\d+)\] (?:\[[^\]]*\] )?user: (.*)$", re.M)
@@ -45,14 +45,14 @@ def stand_in_summarizer(prompt: str) -> str:  # replace with e.g. init_chat_mode
     return f"<summary>{summary}</summary>\n<facts>\n{lines}\n</facts>"
 
 
-path = tempfile.mkdtemp()  # or leave path out: the default store on disk
+store = MemoryStore.persistent(tempfile.mkdtemp())  # one store; no path: the default on disk
 
 
 def conversation(session_id: str) -> RecursiveSummaryChatMessageHistory:
     return RecursiveSummaryChatMessageHistory(
         session_id,
         user_id="ada",  # every conversation of this user shares what she told us
-        path=path,
+        store=store,
         llm=FunctionTextModel(stand_in_summarizer),
         extract_facts=True,
         max_tokens=1000,

@@ -1,4 +1,4 @@
-"""The recursive summary memory (arXiv 2310.10168) and the hybrid memory.
+"""The recursive summary memory (arXiv 2308.15022) and the hybrid memory.
 
 * :mod:`.memory` - the :class:`RecursiveMemory` and :class:`HybridMemory` facades;
 * :mod:`.planner` - the fold policy (when a fold is due, what it folds);

@@ -1,4 +1,4 @@
-"""The recursive summary memory (arXiv 2310.10168) and the hybrid memory: the facades.
+"""The recursive summary memory (arXiv 2308.15022) and the hybrid memory: the facades.
 
 Recent messages stay verbatim in a window; when the window overflows its budget, its
 oldest part is folded into the running summary, ``S_k = LLM(S_{k-1} + overflow)``, and the
