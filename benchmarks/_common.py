@@ -21,8 +21,19 @@ from rich.table import Table
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-DEFAULT_LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
-DEFAULT_LONGMEMEVAL = ROOT.parent / "shared" / "data" / "longmemeval" / "longmemeval_s_dev.json.xz"
+
+
+def _shared_data() -> Path:
+    """The ``shared/data`` folder beside the checkout (or beside a parent: a worktree)."""
+    for parent in ROOT.parents:
+        if (parent / "shared" / "data").is_dir():
+            return parent / "shared" / "data"
+    return ROOT.parent / "shared" / "data"
+
+
+SHARED_DATA = _shared_data()
+DEFAULT_LOCOMO = SHARED_DATA / "locomo" / "locomo_dev.json"
+DEFAULT_LONGMEMEVAL = SHARED_DATA / "longmemeval" / "longmemeval_s_dev.json.xz"
 _DIA_RE = re.compile(r"^D\d+:\d+$")
 
 console = Console(width=140)

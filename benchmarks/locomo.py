@@ -79,6 +79,7 @@ from langchain_recursive_memory.core import (
     HybridMemory,
     MemoryStore,
     RecursiveMemory,
+    RetryPolicy,
     TextModel,
     TokenCounter,
     Turn,
@@ -98,6 +99,8 @@ CATEGORIES = {
 OFFLINE_SYSTEMS = ("full", "window", "recursive", "hybrid", "higmem")
 LLM_SYSTEMS = ("higmem-llm",)
 ALL_SYSTEMS = OFFLINE_SYSTEMS + LLM_SYSTEMS
+EMBED_TIMEOUT = 900.0
+"""Seconds an embedding call (and a fold) may take in an offline run with an embedder."""
 REPLY_PRIMING = 3  # tokens of the reply priming, as TokenCounter.count_turns counts them
 NOT_MENTIONED = "Not mentioned in the conversation"
 
@@ -580,6 +583,7 @@ class HybridSystem(RecursiveSystem):
             embedder=self.ctx.embedder,
             max_tokens=self.ctx.max_tokens,
             max_summary_tokens=self.ctx.max_summary_tokens,
+            retry=self.ctx.retry,
         )
 
     def handed(self, question: str) -> Handed:
@@ -606,6 +610,7 @@ class HiGMemSystem(System):
             embedder=self.ctx.embedder,
             counter=self.ctx.counter,
             no_llm_k=self.ctx.k,
+            retry=self.ctx.retry,
         )
         self.turns_added += ingest(self.memory, turns, batch_size=64, progress=False)
 
@@ -743,6 +748,9 @@ class RunContext:
     answer_tokens: int = ANSWER_TOKENS
     recorder: Recorder | None = None
     usage: dict[str, dict[str, CountingTextModel]] = field(default_factory=dict)
+    retry: RetryPolicy | None = None
+    """Offline runs with an embedder: deadlines a loaded machine's embedder meets (the
+    defaults, 60 s a call and 20 s a fold, lose vectors to a busy CPU)."""
 
     def counting(self, system: str, purpose: str) -> CountingTextModel | None:
         """The model of a purpose (memory, answer, judge), counting one system's calls."""
@@ -898,6 +906,9 @@ def run(
         if embedder is not None
         else "bm25",
         llm_k=llm_k,
+        retry=RetryPolicy(timeout=EMBED_TIMEOUT, fold_deadline=EMBED_TIMEOUT)
+        if embedder is not None and model is None
+        else None,
     )
     records: dict[str, list[dict[str, Any]]] = {s: [] for s in systems}
     timing: dict[str, dict[str, list[float]]] = {

@@ -2,8 +2,16 @@
 
 Each question of a LongMemEval-format file (default: the dev half of LongMemEval_S,
 ``../shared/data/longmemeval/longmemeval_s_dev.json.xz``) has its own haystack of ~50 chat
-sessions (~490 turns), most of them unrelated. For every question, each system gets a
-fresh memory (a fresh in-memory Chroma store, cleared and dropped after the question):
+sessions (~490 turns), most of them unrelated. The systems:
+
+* ``ranking`` (the default; issue 30): the library's ranking as both memories run it,
+  without a store (``shipped.ShippedRanking``: the engines' ``TurnIndex`` of the haystack,
+  built once per question and shared by every variant, and ``TurnPool.select``);
+  ``ranking:<name>`` is the same with the ``RankerParams`` of variant ``<name>``
+  (``--variant``). ``tests/test_shipped_ranking.py`` checks it returns what ``hybrid`` and
+  ``higmem`` return. Questions run in ``--workers`` processes (2 by default).
+* ``hybrid`` and ``higmem`` (``--memories``): each gets a fresh memory (a fresh in-memory
+  Chroma store, cleared and dropped after the question), as below.
 
 * the haystack's sessions are ingested as ONE conversation, oldest session first (the
   file's ``haystack_dates`` are not always in list order: sessions are sorted by date,
@@ -67,10 +75,12 @@ later runs embed each text once.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import inspect
 import logging
 import math
+import multiprocessing
 import re
 import sqlite3
 import statistics
@@ -122,8 +132,15 @@ SHORT_TYPES = {
     "knowledge-update": "k-update",
     "temporal-reasoning": "temporal",
 }
-SYSTEMS = ("hybrid", "higmem")
+RANKING = "ranking"
+"""The library's ranking as both memories run it, over an index built once per haystack."""
+MEMORIES = ("hybrid", "higmem")
+"""The memories themselves, each in a fresh store (slow: ``--memories``)."""
+SYSTEMS = (RANKING, *MEMORIES)
+DEFAULT_SYSTEMS = (RANKING,)
 BASELINE = "bm25"
+VARIANT_SEP = ":"
+"""``ranking:<name>``: the ranking with the ``RankerParams`` of variant ``<name>``."""
 TURN_SECONDS = 5
 """Seconds between consecutive turns of a session (all share the session's date)."""
 TIME_KEYWORDS = ("now", "question_time", "asked_at", "question_date", "at")
@@ -407,7 +424,7 @@ class CachedEmbedder:
         if path is not None:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             # the memories call the embedder from worker threads (their timeouts)
-            self._db = sqlite3.connect(str(path), check_same_thread=False)
+            self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=120)
             self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, v BLOB)")
 
     def __repr__(self) -> str:
@@ -500,6 +517,27 @@ class Settings:
     retry: RetryPolicy = field(
         default_factory=lambda: RetryPolicy(timeout=BENCH_TIMEOUT, fold_deadline=BENCH_TIMEOUT)
     )
+    variants: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    _indexed: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
+
+    def indexed(self, hay: Haystack, params: Any) -> tuple[Any, float]:
+        """The haystack indexed as the memories index it (once per index parameters).
+
+        Returns:
+            The :class:`~shipped.ShippedRanking` and the seconds it took to build (0 when
+            it was built for an earlier system of this question).
+        """
+        from shipped import ShippedRanking
+
+        key = (hay.question_id, params.k1, params.b, params.bm25_radius, params.dense_radii)
+        found = self._indexed.get(key)
+        if found is not None:
+            return found, 0.0
+        if self._indexed and next(iter(self._indexed))[0] != hay.question_id:
+            self._indexed.clear()  # one question's indexes at a time
+        start = time.perf_counter()
+        built = self._indexed[key] = ShippedRanking(hay.turns, params, self.embedder)
+        return built, time.perf_counter() - start
 
 
 @dataclass
@@ -550,6 +588,42 @@ class BM25System(System):
             ingest_seconds=built - start,
             read_seconds=done - built,
         )
+
+
+class RankedSystem(System):
+    """The library's selection (``TurnPool.select``) over the haystack's ``TurnIndex``.
+
+    What hybrid ``recall`` and HiGMem's no-LLM ``retrieve`` return for the question
+    (``tests/test_shipped_ranking.py``), without a store: the index is built once per
+    haystack and shared by every variant of the run. ``variant``: a name of
+    ``settings.variants`` (its ``RankerParams`` fields), or None for the defaults.
+    """
+
+    def __init__(self, settings: Settings, variant: str | None = None) -> None:
+        super().__init__(settings)
+        self.variant = variant
+        self.name = RANKING if variant is None else f"{RANKING}{VARIANT_SEP}{variant}"
+
+    def params(self) -> Any:
+        from langchain_recursive_memory.core.retrieval.ranking import RankerParams
+
+        fields = self.settings.variants[self.variant] if self.variant is not None else {}
+        return RankerParams(**fields)
+
+    def time_status(self) -> dict[str, Any]:
+        return {"keyword": "now", "passed": self.settings.pass_question_time}
+
+    def rank(self, hay: Haystack, k: int) -> Ranking:
+        from langchain_recursive_memory.core.dates import utc_date
+
+        params = self.params()
+        indexed, built = self.settings.indexed(hay, params)
+        now = None
+        if self.settings.pass_question_time and hay.question_time is not None:
+            now = utc_date(hay.question_time.timestamp())
+        start = time.perf_counter()
+        ids, scores = indexed.ranked(hay.question, k, now=now, params=params)
+        return Ranking(ids, scores, built, time.perf_counter() - start)
 
 
 class MemorySystem(System):
@@ -681,6 +755,18 @@ SYSTEM_CLASSES: dict[str, type[System]] = {
 }
 
 
+def make_system(name: str, settings: Settings) -> System:
+    """The system called ``name`` (``ranking``, ``ranking:<variant>``, a memory, ``bm25``)."""
+    if name == RANKING:
+        return RankedSystem(settings)
+    if name.startswith(RANKING + VARIANT_SEP):
+        variant = name[len(RANKING + VARIANT_SEP) :]
+        if variant not in settings.variants:
+            raise ValueError(f"unknown ranking variant {variant!r}")
+        return RankedSystem(settings, variant)
+    return SYSTEM_CLASSES[name](settings)
+
+
 def _drop_store(store: MemoryStore) -> None:
     """Delete the collections of a per-question in-memory store (chromadb keeps them)."""
     client = store.client
@@ -744,52 +830,102 @@ def bootstraps(
     systems: Sequence[str],
     metrics: Sequence[str],
     reps: int = BOOTSTRAP_REPS,
+    base: str = BASELINE,
 ) -> dict[str, Any]:
-    """Paired bootstrap of each system minus BM25 (turn level), overall and per type."""
-    scored = [r for r in records if r["systems"][BASELINE]["metrics"]["turn"] is not None]
+    """Paired bootstrap of each system minus ``base``, overall and per type.
+
+    A metric is turn level, or session level when written ``"session <metric>"``.
+    """
     out: dict[str, Any] = {}
     for system in systems:
+        if system == base:
+            continue
         out[system] = {}
         for metric in metrics:
+            level, _, name = metric.rpartition(" ")
+            level = level or "turn"
+            scored = [r for r in records if r["systems"][base]["metrics"][level] is not None]
             groups = {"overall": scored} | {
                 t: [r for r in scored if r["question_type"] == t] for t in TYPES
             }
             out[system][metric] = {
-                name: paired_bootstrap(
-                    [r["systems"][system]["metrics"]["turn"][metric] for r in rows],
-                    [r["systems"][BASELINE]["metrics"]["turn"][metric] for r in rows],
+                group: paired_bootstrap(
+                    [r["systems"][system]["metrics"][level][name] for r in rows],
+                    [r["systems"][base]["metrics"][level][name] for r in rows],
                     reps=reps,
                 )
-                for name, rows in groups.items()
+                for group, rows in groups.items()
                 if rows
             }
     return out
 
 
+@dataclass(frozen=True)
+class EmbedderSpec:
+    """An embedder each worker process builds for itself (picklable, unlike the embedder).
+
+    Attributes:
+        kind: ``"minilm"`` or ``"static"``.
+        cache: The SQLite file of vectors by text (shared by the workers and later runs).
+        static_dir: The model2vec folder of ``static``.
+        threads: Torch threads per process (MiniLM).
+    """
+
+    kind: str
+    cache: str | None = None
+    static_dir: str | None = None
+    threads: int | None = None
+
+    def build(self) -> CachedEmbedder:
+        if self.kind == "minilm":
+            from locomo import MiniLMEmbedder
+
+            if self.threads:
+                import torch
+
+                torch.set_num_threads(self.threads)
+            return CachedEmbedder(MiniLMEmbedder(), self.cache)
+        if self.kind == "static":
+            from embedders import DEFAULT_STATIC_DIR, StaticModelEmbedder
+
+            folder = Path(self.static_dir) if self.static_dir else DEFAULT_STATIC_DIR
+            return CachedEmbedder(StaticModelEmbedder(folder), self.cache)
+        raise ValueError(f"unknown embedder {self.kind!r}")
+
+
 def run(
     items: Sequence[Mapping[str, Any]],
-    systems: Sequence[str] = SYSTEMS,
+    systems: Sequence[str] = DEFAULT_SYSTEMS,
     *,
     embedder: Any = None,
+    variants: Mapping[str, Mapping[str, Any]] | None = None,
     ks: Sequence[int] = (5, 10),
     max_tokens: int = 2000,
     session_labels: bool = True,
     pass_question_time: bool = True,
     reps: int = BOOTSTRAP_REPS,
+    workers: int = 1,
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Run the harness on LongMemEval questions (abstention ones are skipped).
 
     Args:
         items: Questions in the official format (``select`` chooses them).
-        systems: Names from :data:`SYSTEMS`; plain BM25 always runs beside them.
-        embedder: For ``hybrid`` and ``higmem`` (None: BM25 only inside the memories).
+        systems: ``ranking`` (the library's ranking over an index built once per
+            haystack), ``hybrid`` and ``higmem`` (the memories, each in a fresh store);
+            plain BM25 always runs beside them, and so does ``ranking:<name>`` for each
+            of ``variants``.
+        embedder: For the library's systems (None: BM25 only inside them): an embedder
+            object (run in this process), or an :class:`EmbedderSpec` (built in each
+            worker).
+        variants: ``RankerParams`` fields of other rankings to measure beside, by name.
         ks: The cut-offs of the metrics; each system is asked for ``max(ks)`` turns.
         max_tokens: HybridMemory's budget.
         session_labels: Give each turn ``extra["session"]`` (else segments come from
             time gaps only).
         pass_question_time: Pass ``question_date`` when the API takes a question time.
         reps: Bootstrap resamples.
+        workers: Processes that run questions in parallel (1: this process).
         log: Called with progress lines.
 
     Returns:
@@ -802,209 +938,209 @@ def run(
     ks = sorted({int(k) for k in ks})
     if not ks or ks[0] < 1:
         raise ValueError("k must be >= 1")
-    top_k = ks[-1]
+    variants = dict(variants or {})
+    names = [*systems, *(f"{RANKING}{VARIANT_SEP}{v}" for v in variants), BASELINE]
+    job = _Job(names, embedder, variants, ks, max_tokens, session_labels, pass_question_time)
     say = log or (lambda _msg: None)
-    settings = Settings(embedder, max_tokens, pass_question_time)
-    names = [*systems, BASELINE]
-    runners = {n: SYSTEM_CLASSES[n](settings) for n in names}
     warnings = WarningCounter()
     library_logger = logging.getLogger("langchain_recursive_memory")
     library_logger.addHandler(warnings)
     try:
-        records, data, elapsed = _questions(items, names, runners, ks, session_labels, say)
+        records, data, elapsed = _questions(items, job, workers, say)
     finally:
         library_logger.removeHandler(warnings)
+    for record in records:
+        warnings.counts.update(record.pop("warnings", {}))
+    systems_compared = [n for n in names if n != BASELINE]
     results = {n: aggregate(records, n, ks) for n in names}
-    boot_metrics = [f"recall_all@{ks[-1]}", f"recall_any@{ks[0]}"]
+    time_status = {n: make_system(n, job.settings(None)).time_status() for n in names}
     return {
         "systems": results,
-        "bootstrap": bootstraps(records, list(systems), boot_metrics, reps),
-        "diagnostics": diagnostics(records, names, top_k),
-        "timing": timing(records, names, elapsed),
+        "bootstrap": bootstraps(records, systems_compared, boot_metrics(ks), reps),
+        "diagnostics": diagnostics(records, names, ks[-1]),
+        "timing": timing(records, names, elapsed) | {"workers": workers},
         "data": dict(data),
         "library_warnings": dict(warnings.counts),
         "questions": records,
         "settings": {
             "ks": ks,
             "systems": names,
+            "variants": variants,
             "embedder": _embedder_name(embedder),
             "max_tokens_hybrid": max_tokens,
             "session_labels": session_labels,
             "turn_seconds": TURN_SECONDS,
             "timeouts_seconds": BENCH_TIMEOUT,
-            "question_time": {n: runners[n].time_status() for n in names},
+            "question_time": time_status,
             "reads": {
-                "hybrid": f"HybridMemory.recall(question, k={top_k}, kinds=('turn',)) after "
+                RANKING: "TurnPool.select over a TurnIndex of the haystack built as both "
+                f"memories build it (k={ks[-1]}): what HybridMemory.recall(kinds=('turn',)) "
+                "and HiGMem.retrieve(use_llm=False) return",
+                "hybrid": f"HybridMemory.recall(question, k={ks[-1]}, kinds=('turn',)) after "
                 "fold(force=True, keep=False): every turn archived",
-                "higmem": f"HiGMem.retrieve(question, k={top_k}, use_llm=False), "
-                "reordered by RetrievedTurn.score (best first)",
+                "higmem": f"HiGMem.retrieve(question, k={ks[-1]}, use_llm=False), "
+                "taken in the order returned (best first)",
                 "bm25": "rank_bm25.BM25Okapi, lowercased \\w+ tokens, both roles",
             },
             "metrics": "LongMemEval eval_utils.py: recall_any/recall_all/NDCG (official DCG); "
             "turn level vs has_answer turns (both roles); session level: distinct sessions "
             "of the top-k turns vs answer_session_ids; abstention questions left out",
-            "bootstrap": {"reps": reps, "seed": 0, "metrics": boot_metrics},
+            "bootstrap": {"reps": reps, "seed": 0, "metrics": boot_metrics(ks)},
         },
     }
 
 
+def boot_metrics(ks: Sequence[int]) -> list[str]:
+    """The paired-bootstrap metrics: turn all@k and any@k_min, session all@k_min."""
+    first, last = ks[0], ks[-1]
+    return list(
+        dict.fromkeys(
+            [
+                f"recall_all@{first}",
+                f"recall_all@{last}",
+                f"recall_any@{first}",
+                f"session recall_all@{first}",
+            ]
+        )
+    )
+
+
+@dataclass
+class _Job:
+    """What every question of a run needs (sent once to each worker process)."""
+
+    names: Sequence[str]
+    embedder: Any
+    variants: Mapping[str, Mapping[str, Any]]
+    ks: Sequence[int]
+    max_tokens: int
+    session_labels: bool
+    pass_question_time: bool
+
+    def settings(self, embedder: Any) -> Settings:
+        return Settings(embedder, self.max_tokens, self.pass_question_time, variants=self.variants)
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _start_worker(job: _Job) -> None:
+    """Set up a worker process: its embedder and its systems."""
+    logging.getLogger("langchain_recursive_memory").setLevel(logging.WARNING)
+    embedder = job.embedder.build() if isinstance(job.embedder, EmbedderSpec) else job.embedder
+    settings = job.settings(embedder)
+    _WORKER.update(
+        job=job, settings=settings, runners={n: make_system(n, settings) for n in job.names}
+    )
+
+
+def _worker_question(item: Mapping[str, Any]) -> tuple[dict[str, Any], Counter[str]]:
+    warnings = WarningCounter()
+    library_logger = logging.getLogger("langchain_recursive_memory")
+    library_logger.addHandler(warnings)
+    try:
+        job, settings, runners = _WORKER["job"], _WORKER["settings"], _WORKER["runners"]
+        record, data = question_record(item, job, runners)
+    finally:
+        library_logger.removeHandler(warnings)
+    forget = getattr(settings.embedder, "forget", None)
+    if callable(forget):
+        forget()  # the vectors shared by the systems of this question
+    settings._indexed.clear()
+    record["warnings"] = dict(warnings.counts)
+    return record, data
+
+
 def _questions(
-    items: Sequence[Mapping[str, Any]],
-    names: Sequence[str],
-    runners: Mapping[str, System],
-    ks: Sequence[int],
-    session_labels: bool,
-    say: Callable[[str], None],
+    items: Sequence[Mapping[str, Any]], job: _Job, workers: int, say: Callable[[str], None]
 ) -> tuple[list[dict[str, Any]], Counter[str], float]:
     """Every question through every system: per-question records, data counts, seconds."""
-    top_k = ks[-1]
-    embedder = next(iter(runners.values())).settings.embedder
+    import concurrent.futures as cf
+
+    todo = [item for item in items if not is_abstention(item)]
+    data = Counter[str](abstention_skipped=len(items) - len(todo))
     records: list[dict[str, Any]] = []
-    data = Counter[str]()
     started = time.perf_counter()
-    for number, item in enumerate(items, start=1):
-        if is_abstention(item):
-            data["abstention_skipped"] += 1
-            continue
-        hay = build_haystack(item, session_labels=session_labels)
-        data["questions"] += 1
-        data["turns"] += len(hay.session_of)
-        data["reordered_haystacks"] += hay.reordered
-        data["no_evidence_turn"] += not hay.evidence
-        data["no_answer_session"] += not hay.answer_sessions
-        if hay.question_time is not None:
-            last = max(t.created_at or 0.0 for t in hay.turns)
-            data["sessions_dated_after_question"] += last > hay.question_time.timestamp()
-        turn_of = {str(t.id): t for t in hay.turns}
-        record: dict[str, Any] = {
-            "question_id": hay.question_id,
-            "question_type": hay.question_type,
-            "question": hay.question,
-            "question_date": item.get("question_date"),
-            "turns": len(hay.session_of),
-            "sessions": len(hay.sessions),
-            "evidence": list(hay.evidence),
-            "evidence_roles": [turn_of[t].role for t in hay.evidence],
-            "evidence_chars": [len(turn_of[t].text) for t in hay.evidence],
-            "answer_sessions": list(hay.answer_sessions),
-            "systems": {},
-        }
-        for name in names:
-            got = runners[name].rank(hay, top_k)
-            record["systems"][name] = {
-                "ranked": got.ids,
-                "scores": [round(s, 5) for s in got.scores],
-                "metrics": question_metrics(got.ids, hay, ks),
-                "near_top5": near_share(got.ids, 5),
-                "distinct_sessions_top10": distinct_sessions(got.ids, 10),
-                "assistant_top10": sum(turn_of[t].role == "assistant" for t in got.ids[:10]),
-                "chars_top10": [len(turn_of[t].text) for t in got.ids[:10]],
-                "ingest_seconds": round(got.ingest_seconds, 4),
-                "read_seconds": round(got.read_seconds, 4),
-                **got.notes,
-            }
-        records.append(record)
-        forget = getattr(embedder, "forget", None)
-        if callable(forget):
-            forget()  # the vectors shared by the systems of this question
-        turn = record["systems"][BASELINE]["metrics"]["turn"] or {}
-        say(
-            f"[{number}/{len(items)}] {hay.question_id} {hay.question_type}: "
-            + ", ".join(
-                f"{n} all@{top_k}="
-                f"{(record['systems'][n]['metrics']['turn'] or {}).get(f'recall_all@{top_k}')}"
-                for n in names
-            )
-            + ("" if turn else " (no evidence turn)")
+    top_k = job.ks[-1]
+    if workers > 1 and not isinstance(job.embedder, (EmbedderSpec, type(None))):
+        raise ValueError("an embedder object runs in one process: pass an EmbedderSpec")
+    if workers <= 1:
+        _start_worker(job)
+        done: Any = map(_worker_question, todo)
+        pool = None
+    else:
+        # spawned, not forked: a fork of a process holding threads (Chroma's, a test
+        # runner's) can deadlock
+        pool = cf.ProcessPoolExecutor(
+            workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_worker,
+            initargs=(job,),
         )
+        done = pool.map(_worker_question, todo, chunksize=2)
+    try:
+        for number, (record, counts) in enumerate(done, start=1):
+            records.append(record)
+            data.update(counts)
+            say(
+                f"[{number}/{len(todo)}] {record['question_id']} {record['question_type']}: "
+                + ", ".join(
+                    f"{n} all@{top_k}="
+                    f"{(record['systems'][n]['metrics']['turn'] or {}).get(f'recall_all@{top_k}')}"
+                    for n in job.names
+                )
+            )
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+        _WORKER.clear()
     return records, data, time.perf_counter() - started
 
 
-# -- a diagnosis: the library's turn ranking with other parameters --------------------------
-
-RANKER_VARIANTS: dict[str, dict[str, Any]] = {
-    "default": {},
-    "b=0.75": {"b": 0.75},
-    "no window BM25": {"w_bm25_window": 0.0},
-    "b=0.75, no window BM25": {"b": 0.75, "w_bm25_window": 0.0},
-    "b=0.75, no window BM25, no date cue": {"b": 0.75, "w_bm25_window": 0.0, "w_date": 0.0},
-}
-"""``RankerParams`` changes measured by ``--ranker-variants`` (a diagnosis, not a tuning)."""
-
-
-def ranker_variants(
-    items: Sequence[Mapping[str, Any]],
-    variants: Mapping[str, Mapping[str, Any]] = RANKER_VARIANTS,
-    *,
-    ks: Sequence[int] = (5, 10),
-    log: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
-    """The library's ``TurnRanker`` (BM25 only, no store, no embedder) with other parameters.
-
-    Not the application's path (``run`` is): the haystack's turns go straight to
-    ``ranked_turns`` and ``TurnRanker(..., RankerParams(**variant)).top(question)``, the
-    ranking that hybrid recall and HiGMem's no-LLM retrieval use, to see which of its
-    parts cost recall on LongMemEval. Plain BM25 is scored beside it.
-    """
-    from langchain_recursive_memory.core.retrieval.ranking import RankerParams, TurnRanker
-    from langchain_recursive_memory.core.retrieval.turns import ranked_turns
-    from langchain_recursive_memory.core.storage import StoredTurn
-
-    ks = sorted({int(k) for k in ks})
-    say = log or (lambda _msg: None)
-    bm25 = BM25System(Settings())
-    names = [*variants, BASELINE]
-    records: list[dict[str, Any]] = []
-    for number, item in enumerate(items, start=1):
-        if is_abstention(item):
-            continue
-        hay = build_haystack(item)
-        stored = [StoredTurn(t, n, 0, "o200k_base") for n, t in enumerate(hay.turns, start=1)]
-        ranked = ranked_turns(stored)
-        role = {str(t.id): t.role for t in hay.turns}
-        record: dict[str, Any] = {"question_type": hay.question_type, "systems": {}}
-        for name in names:
-            if name == BASELINE:
-                ids = bm25.rank(hay, ks[-1]).ids
-            else:
-                params = RankerParams(**variants[name])
-                ids = TurnRanker(ranked, params).top(hay.question, None, ks[-1])
-            record["systems"][name] = {
-                "ranked": ids,
-                "metrics": question_metrics(ids, hay, ks),
-                "near_top5": near_share(ids, 5),
-                "distinct_sessions_top10": distinct_sessions(ids, 10),
-                "assistant_top10": sum(role[t] == "assistant" for t in ids[:10]),
-            }
-        records.append(record)
-        say(f"[{number}/{len(items)}] {hay.question_id}")
-    out: dict[str, Any] = {"variants": dict(variants), "questions": len(records), "systems": {}}
-    for name in names:
-        block = aggregate(records, name, ks)
-        block["assistant_share_top10"] = sum(
-            r["systems"][name]["assistant_top10"] for r in records
-        ) / max(1, sum(min(10, len(r["systems"][name]["ranked"])) for r in records))
-        out["systems"][name] = block
-    return out
-
-
-def print_variants(result: Mapping[str, Any]) -> None:
-    names = list(result["systems"])
-    cols = ["recall_any@5", "recall_all@5", "recall_any@10", "recall_all@10"]
-    print_table(
-        f"TurnRanker (BM25 only) with other parameters, {result['questions']} questions",
-        ["ranking", *cols, "top-5 bunched", "sessions in top 10", "assistant share"],
-        [
-            [
-                n if n != BASELINE else "plain BM25",
-                *[_fmt(result["systems"][n]["overall"]["turn"][c]) for c in cols],
-                _fmt(result["systems"][n]["overall"]["near_top5_share"]),
-                _fmt(result["systems"][n]["overall"]["distinct_sessions_top10"], 2),
-                _fmt(result["systems"][n]["assistant_share_top10"]),
-            ]
-            for n in names
-        ],
-    )
+def question_record(
+    item: Mapping[str, Any], job: _Job, runners: Mapping[str, System]
+) -> tuple[dict[str, Any], Counter[str]]:
+    """One question through every system: its record, and its data counts."""
+    top_k = job.ks[-1]
+    data = Counter[str]()
+    hay = build_haystack(item, session_labels=job.session_labels)
+    data["questions"] += 1
+    data["turns"] += len(hay.session_of)
+    data["reordered_haystacks"] += hay.reordered
+    data["no_evidence_turn"] += not hay.evidence
+    data["no_answer_session"] += not hay.answer_sessions
+    if hay.question_time is not None:
+        last = max(t.created_at or 0.0 for t in hay.turns)
+        data["sessions_dated_after_question"] += last > hay.question_time.timestamp()
+    turn_of = {str(t.id): t for t in hay.turns}
+    record: dict[str, Any] = {
+        "question_id": hay.question_id,
+        "question_type": hay.question_type,
+        "question": hay.question,
+        "question_date": item.get("question_date"),
+        "turns": len(hay.session_of),
+        "sessions": len(hay.sessions),
+        "evidence": list(hay.evidence),
+        "evidence_roles": [turn_of[t].role for t in hay.evidence],
+        "evidence_chars": [len(turn_of[t].text) for t in hay.evidence],
+        "answer_sessions": list(hay.answer_sessions),
+        "systems": {},
+    }
+    for name in job.names:
+        got = runners[name].rank(hay, top_k)
+        record["systems"][name] = {
+            "ranked": got.ids,
+            "scores": [round(s, 5) for s in got.scores],
+            "metrics": question_metrics(got.ids, hay, job.ks),
+            "near_top5": near_share(got.ids, 5),
+            "distinct_sessions_top10": distinct_sessions(got.ids, 10),
+            "assistant_top10": sum(turn_of[t].role == "assistant" for t in got.ids[:10]),
+            "chars_top10": [len(turn_of[t].text) for t in got.ids[:10]],
+            "ingest_seconds": round(got.ingest_seconds, 4),
+            "read_seconds": round(got.read_seconds, 4),
+            **got.notes,
+        }
+    return record, data
 
 
 def _embedder_name(embedder: Any) -> str:
@@ -1104,7 +1240,44 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+HEADLINE = (
+    ("turn", "recall_any@5", "overall"),
+    ("turn", "recall_all@5", "overall"),
+    ("turn", "recall_all@10", "overall"),
+    ("session", "recall_all@5", "overall"),
+    ("turn", "recall_all@10", "multi-session"),
+    ("turn", "recall_all@10", "temporal-reasoning"),
+)
+"""The numbers issue 30 sets targets on: (level, metric, question type or overall)."""
+
+
+def headline(result: Mapping[str, Any]) -> list[list[str]]:
+    """Per system, the :data:`HEADLINE` numbers, each with its paired interval vs BM25."""
+    rows = []
+    for name in result["settings"]["systems"]:
+        row = [name]
+        for level, metric, group in HEADLINE:
+            block = result["systems"][name]
+            block = block["overall"] if group == "overall" else block["per_type"].get(group)
+            value = block[level].get(metric) if block else None
+            key = metric if level == "turn" else f"{level} {metric}"
+            boot = result["bootstrap"].get(name, {}).get(key, {}).get(group)
+            cell = _fmt(value)
+            if boot:
+                cell += (
+                    f" ({boot['diff']:+.3f} [{boot['ci95_low']:+.3f}, {boot['ci95_high']:+.3f}])"
+                )
+            row.append(cell)
+        rows.append(row)
+    return rows
+
+
 def print_results(result: Mapping[str, Any], title: str) -> None:
+    print_table(
+        f"{title}: issue 30's numbers (minus plain BM25, paired 95% interval)",
+        ["system", "any@5", "all@5", "all@10", "sessions all@5", "multi all@10", "temporal all@10"],
+        headline(result),
+    )
     ks = result["settings"]["ks"]
     names = result["settings"]["systems"]
     for level in ("turn", "session"):
@@ -1143,6 +1316,25 @@ def print_results(result: Mapping[str, Any], title: str) -> None:
                     ]
                 )
     print_table("minus plain BM25 (paired bootstrap 95%)", ["", "group", "n", "diff", "CI"], rows)
+    versus = result.get("bootstrap_vs")
+    if versus:
+        print_table(
+            f"minus {versus['base']} (paired bootstrap 95%)",
+            ["", "group", "n", "diff", "CI"],
+            [
+                [
+                    f"{system} {metric}",
+                    SHORT_TYPES.get(group, group),
+                    b["n"],
+                    f"{b['diff']:+.3f}",
+                    f"[{b['ci95_low']:+.3f}, {b['ci95_high']:+.3f}]",
+                ]
+                for system, metrics in versus["bootstrap"].items()
+                for metric, groups in metrics.items()
+                for group, b in groups.items()
+                if group in ("overall", "multi-session", "temporal-reasoning")
+            ],
+        )
     diag = result["diagnostics"]
     print_table(
         "diagnostics (top-10 turns; evidence: "
@@ -1226,6 +1418,29 @@ def write_outputs(
     return path
 
 
+def parse_variant(text: str) -> tuple[str, dict[str, Any]]:
+    """``"name:w_date=0,dense_radii=1;2"`` as a name and ``RankerParams`` fields.
+
+    Example:
+        >>> parse_variant("flat:w_bm25_window=0,dense_radii=1;2")
+        ('flat', {'w_bm25_window': 0.0, 'dense_radii': (1, 2)})
+    """
+    from langchain_recursive_memory.core.retrieval.ranking import RankerParams
+
+    kinds = {f.name: str(f.type) for f in dataclasses.fields(RankerParams)}
+    name, _, spec = text.partition(":")
+    fields: dict[str, Any] = {}
+    for pair in filter(None, spec.split(",")):
+        key, _, value = (x.strip() for x in pair.partition("="))
+        if key not in kinds:
+            raise ValueError(f"RankerParams has no field {key!r}")
+        if kinds[key].startswith("tuple"):
+            fields[key] = tuple(int(v) for v in value.split(";") if v)
+        else:
+            fields[key] = int(value) if kinds[key] == "int" else float(value)
+    return name.strip(), fields
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=str(DEFAULT_LONGMEMEVAL))
@@ -1237,7 +1452,24 @@ def _parser() -> argparse.ArgumentParser:
         "--static-dir", default=None, help="model2vec folder (embedders.py distill)"
     )
     parser.add_argument("--embed-cache", default=None, help="SQLite file of vectors by text")
-    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument(
+        "--systems",
+        default=",".join(DEFAULT_SYSTEMS),
+        help=f"comma list of {', '.join(SYSTEMS)} (the memories are slow)",
+    )
+    parser.add_argument(
+        "--memories", action="store_true", help="also run hybrid and higmem as memories"
+    )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        help="another ranking beside: NAME:field=value,... (RankerParams fields)",
+    )
+    parser.add_argument(
+        "--compare-to", default=None, help="also bootstrap every system against this one"
+    )
+    parser.add_argument("--workers", type=int, default=2, help="processes (default 2)")
     parser.add_argument("--k", type=int, nargs="+", default=[5, 10])
     parser.add_argument("--max-tokens", type=int, default=2000, help="HybridMemory budget")
     parser.add_argument("--no-session-labels", action="store_true")
@@ -1246,11 +1478,6 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--details", action="store_true", help="per-question records in JSON")
     parser.add_argument("--out", default=None, help="result name (default longmemeval-<embedder>)")
     parser.add_argument("--quiet", action="store_true")
-    parser.add_argument(
-        "--ranker-variants",
-        action="store_true",
-        help="diagnosis: the library's TurnRanker (BM25 only) with RANKER_VARIANTS",
-    )
     return parser
 
 
@@ -1261,52 +1488,55 @@ def main(argv: Sequence[str] | None = None) -> int:
     types = [t.strip() for t in args.types.split(",")] if args.types else None
     chosen, selection = select(items, types=types, stratified=args.stratified, limit=args.limit)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    if args.memories:
+        systems = list(dict.fromkeys([*systems, *MEMORIES]))
+    variants = dict(parse_variant(v) for v in args.variant)
     say = (lambda _m: None) if args.quiet else console.print
-    if args.ranker_variants:
-        variants = ranker_variants(chosen, ks=args.k, log=say)
-        variants["settings"] = {
-            "data": {"file": Path(args.data).name, "selection": selection},
-            "ks": sorted(set(args.k)),
-        }
-        variants["code"] = code_version()
-        print_variants(variants)
-        path = write_results(args.out or "longmemeval-ranker-variants", variants)
-        console.print(f"wrote {path}")
-        return 0
     embedder: Any = None
-    if args.embedder == "minilm":
-        from locomo import MiniLMEmbedder
-
-        embedder = CachedEmbedder(MiniLMEmbedder(), args.embed_cache)
-    elif args.embedder == "static":
-        from embedders import DEFAULT_STATIC_DIR, StaticModelEmbedder
-
-        folder = Path(args.static_dir) if args.static_dir else DEFAULT_STATIC_DIR
-        embedder = CachedEmbedder(StaticModelEmbedder(folder), args.embed_cache)
-    console.print(f"{len(chosen)} questions ({selection}); systems {systems} + bm25")
+    if args.embedder != "none":
+        embedder = EmbedderSpec(
+            args.embedder,
+            args.embed_cache,
+            args.static_dir,
+            threads=1 if args.workers > 1 else None,
+        )
+        if args.workers <= 1:
+            embedder = embedder.build()
+    console.print(
+        f"{len(chosen)} questions ({selection}); systems {systems} + {list(variants)} + bm25; "
+        f"{args.workers} worker(s)"
+    )
     try:
         result = run(
             chosen,
             systems,
             embedder=embedder,
+            variants=variants,
             ks=args.k,
             max_tokens=args.max_tokens,
             session_labels=not args.no_session_labels,
             pass_question_time=not args.no_question_time,
             reps=args.reps,
+            workers=args.workers,
             log=say,
         )
     finally:
         if isinstance(embedder, CachedEmbedder):
             embedder.close()
-    result["settings"]["data"] = {"file": Path(args.data).name, "selection": selection}
-    if isinstance(embedder, CachedEmbedder):
-        result["settings"]["embedding_cache"] = {
-            "file": args.embed_cache,
-            "texts_embedded": embedder.misses,
-            "texts_from_cache": embedder.hits,
-            "note": "ingest times exclude embeddings found in the cache",
+    if args.compare_to:
+        result["bootstrap_vs"] = {
+            "base": args.compare_to,
+            "bootstrap": bootstraps(
+                result["questions"],
+                [n for n in result["settings"]["systems"] if n != BASELINE],
+                boot_metrics(result["settings"]["ks"]),
+                args.reps,
+                base=args.compare_to,
+            ),
         }
+    result["settings"]["data"] = {"file": Path(args.data).name, "selection": selection}
+    if args.embed_cache:
+        result["settings"]["embedding_cache"] = {"file": args.embed_cache}
     whole = args.limit is None and args.stratified is None and types is None
     if whole and Path(args.data).name == DEFAULT_LONGMEMEVAL.name:
         result["bm25_readme_check"] = bm25_check(result)

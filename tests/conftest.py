@@ -38,6 +38,33 @@ def fast_retry() -> RetryPolicy:
     return FAST_RETRY
 
 
+@pytest.fixture(scope="session")
+def _in_memory_client():
+    from langchain_recursive_memory.core.storage import client
+
+    return client.in_memory_client()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _drop_in_memory_collections(_in_memory_client):
+    """Drop the collections a test module made in the process's in-memory Chroma database.
+
+    chromadb keeps one in-memory database per process and ``MemoryStore.in_memory()``
+    never deletes its collections; every store opened lists them all (the migration
+    check), so each module's leftovers would make every later test slower (0.75 s a store
+    with 3,200 collections left). Per module, not per test: a module may keep a memory
+    for several of its tests (tests/test_retrievers.py).
+    """
+    before = set(_collection_names(_in_memory_client))
+    yield
+    for name in set(_collection_names(_in_memory_client)) - before:
+        _in_memory_client.delete_collection(name)
+
+
+def _collection_names(client) -> list[str]:
+    return [c if isinstance(c, str) else c.name for c in client.list_collections()]
+
+
 @pytest.fixture(autouse=True)
 def _fresh_session_caches():
     """Fold cool-downs and caches are shared per session in a process; tests start clean."""

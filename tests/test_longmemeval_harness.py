@@ -254,7 +254,12 @@ def test_run_on_the_tiny_fixture(items, tmp_path):
         assert 0.0 <= diag[name]["assistant_share_top10"] <= 1.0
         assert diag[name]["median_chars_top10"] > 0
     assert set(result["bootstrap"]) == {"hybrid", "higmem"}
-    assert set(result["bootstrap"]["hybrid"]) == {"recall_all@5", "recall_any@2"}
+    assert set(result["bootstrap"]["hybrid"]) == {
+        "recall_all@2",
+        "recall_all@5",
+        "recall_any@2",
+        "session recall_all@2",
+    }
     assert result["settings"]["question_time"]["bm25"]["passed"] is False
     path = lme.write_outputs(result, "lme-tiny", details=False, directory=tmp_path)
     saved = json.loads(path.read_text())
@@ -273,15 +278,23 @@ def test_main_runs_offline(monkeypatch):
 
     monkeypatch.setattr(lme, "write_outputs", capture)
     argv = ["--data", str(DATA), "--systems", "higmem", "--k", "3", "--out", "t", "--quiet"]
+    argv += ["--workers", "1"]
     assert lme.main(argv) == 0
     assert written == {"out": "t", "details": False, "questions": 3}
 
 
-def test_ranker_variants_on_the_tiny_fixture(items):
-    result = lme.ranker_variants(items, {"default": {}, "b=0.75": {"b": 0.75}}, ks=(2, 5))
-    assert result["questions"] == 3
-    assert set(result["systems"]) == {"default", "b=0.75", "bm25"}
+def test_ranking_variants_on_the_tiny_fixture(items):
+    variants = {"b=0.75": {"b": 0.75}, "flat": lme.parse_variant("flat:w_segment=0")[1]}
+    result = lme.run(items, ("ranking",), variants=variants, ks=(2, 5), reps=50)
+    assert result["settings"]["systems"] == ["ranking", "ranking:b=0.75", "ranking:flat", "bm25"]
     for block in result["systems"].values():
         assert block["overall"]["turn"]["n"] == 2
         assert 0.0 <= block["overall"]["turn"]["recall_all@5"] <= 1.0
-        assert 0.0 <= block["assistant_share_top10"] <= 1.0
+    assert set(result["bootstrap"]) == {"ranking", "ranking:b=0.75", "ranking:flat"}
+
+
+def test_parse_variant():
+    assert lme.parse_variant("x:w_date=0,dense_radii=1;2,k1=1.5") == (
+        "x",
+        {"w_date": 0.0, "dense_radii": (1, 2), "k1": 1.5},
+    )

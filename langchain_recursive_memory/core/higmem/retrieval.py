@@ -147,14 +147,11 @@ class Retriever:
                 return []
             everything = np.ones(pool.size, bool)
             dense = pool.similarity(query_unit, everything) if query_unit is not None else None
-            scores = pool.ranker.scores(query, dense, now=day)
             if not guided:
                 # A compact set: turns with no signal at all (score 0) are not padding.
-                top = best_first(scores, k or self.config.no_llm_k, scores > 0)
-                top = top[
-                    : pool.ranker.cut([float(scores[i]) for i in top], k or self.config.no_llm_k)
-                ]
+                top, scores = pool.select(query, k or self.config.no_llm_k, dense=dense, now=day)
                 return self._results(state, pool, top, scores, {})
+            scores = pool.ranker.scores(query, dense, now=day)
             order = [pool.turn(i).id for i in best_first(scores, self.config.retrieval_turns)]
         found = yield from self._guided_or_ranked_steps(query, query_vector, state, order)
         with TurnPool.locked(indexes):

@@ -45,7 +45,7 @@ from ..retrieval.hits import RecallHit
 from ..retrieval.index import TurnIndex
 from ..retrieval.lexical import LexicalIndex
 from ..retrieval.pool import SCOPES, TurnPool, check_scope, embed_missing_steps
-from ..retrieval.ranking import best_first, rank_of
+from ..retrieval.ranking import rank_of
 from ..runtime.effects import Steps, embed_query, store_call
 from ..session import Models, SessionRef, UserBinding
 from ..storage import SessionState, StoredTurn, text_hash
@@ -308,9 +308,7 @@ class Recaller:
                 or [np.zeros(0, bool)]
             )
             dense = pool.similarity(query_unit, keep) if query_unit is not None else None
-            scores = pool.ranker.scores(query, dense, now=now)
-            top = best_first(scores, k, keep & (scores > 0))
-            top = top[: pool.ranker.cut([float(scores[i]) for i in top], k)]
+            top, scores = pool.select(query, k, dense=dense, now=now, keep=keep)
             lex_rank = rank_of(pool.ranker.lexical_scores(query), top)
             dense_rank: list[int | None] = [None] * len(top)
             if dense is not None:

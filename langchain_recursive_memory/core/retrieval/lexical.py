@@ -337,6 +337,7 @@ class LexicalIndex:
     ) -> None:
         self.k1, self.b = k1, b
         self._vocab: dict[str, int] = {}
+        self._term_list: list[str] = []  # each term id's term
         self._docs: list[array[int]] = []  # per term: the documents holding it, ascending
         self._tfs: list[array[float]] = []  # per term: its frequency in each of them
         self._doc_terms = array("i")  # the terms of each document, document after document
@@ -370,6 +371,7 @@ class LexicalIndex:
                 tid = self._vocab.get(token)
                 if tid is None:
                     tid = self._vocab[token] = len(self._docs)
+                    self._term_list.append(token)
                     self._docs.append(array("i"))
                     self._tfs.append(array("f"))
                 self._docs[tid].append(doc)
@@ -421,6 +423,16 @@ class LexicalIndex:
     def lengths(self) -> np.ndarray:
         """Each document's length in tokens (a view)."""
         return np.frombuffer(self._lengths, np.float32)
+
+    def doc_terms(self, doc: int) -> frozenset[str]:
+        """The distinct tokens of a document.
+
+        Example:
+            >>> sorted(LexicalIndex(["Ada owns 3 cats", "Bob"]).doc_terms(0))
+            ['3', 'ada', 'cat', 'own']
+        """
+        start, stop = self._doc_starts[doc], self._doc_starts[doc + 1]
+        return frozenset(self._term_list[tid] for tid in self._doc_terms[start:stop])
 
     def df(self, term: str) -> int:
         """How many documents hold ``term``."""

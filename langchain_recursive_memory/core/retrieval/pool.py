@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 
@@ -114,6 +115,25 @@ class TurnPool:
                 local = ix.ranked_position(turn_id)
                 return None if local is None else int(self.offsets[part]) + local
         return None
+
+    def select(
+        self,
+        question: str,
+        k: int,
+        *,
+        dense: Mapping[int, np.ndarray] | None = None,
+        now: dt.date | None = None,
+        keep: np.ndarray | None = None,
+    ) -> tuple[list[int], np.ndarray]:
+        """The positions of the turns a read hands over, best first, and every turn's score.
+
+        The one selection of both engines (hybrid ``recall``, HiGMem's no-LLM
+        ``retrieve``) and of the benchmarks: :meth:`~.ranking.TurnRanker.select` (the
+        ``k`` best turns with a positive score, near-identical ones once; ``keep``: a
+        mask of the positions that may be chosen).
+        """
+        scores = self.ranker.scores(question, dense, now=now)
+        return self.ranker.select(scores, k, keep), scores
 
     def similarity(self, query: np.ndarray, wanted: np.ndarray) -> dict[int, np.ndarray]:
         """Cosine similarity of a unit query with each window of the pool, per radius.

@@ -2,27 +2,35 @@
 
 Conversational evidence is often not in the turn that shares the question's words but next
 to it (the answer follows the other speaker's question), so turns are scored both alone and
-inside windows of their neighbours, lexically and densely, and two cheap cues are added:
+inside windows of their neighbours, lexically and densely, and cheap cues are added:
 
-* lexical ``L = 0.5 mm(BM25(turn)) + 0.5 mm(BM25(window ±2))``
-* dense ``D = 0.5 mm(cos(q, window ±1)) + 0.5 mm(cos(q, window ±2))``
-* ``score = 0.4 L + 0.6 D + 0.1 speaker + 0.5 date``
+* lexical ``L = (1 - w d) mm(T) + w d mm(BM25(window ±2))``, ``w = 0.5``, where ``d`` is 1
+  in a dialogue segment and 0 elsewhere (:func:`~.shape.dialogue_mask`: windows lift
+  neighbours only where the speakers' turns are of similar length), and ``T`` is the
+  turn's BM25, its terms already said by an earlier turn of the segment counted at half
+  weight outside a dialogue (:func:`~.shape.first_mentions`);
+* dense ``D = 0.5 mm(cos(q, window ±1)) + 0.5 mm(cos(q, window ±2))``;
+* ``s = 0.4 L + 0.6 D + 0.1 speaker + 0.5 date - 0.2 asks`` (``L`` alone without an
+  embedder), then ``score = 0.9 s + 0.1 max(s over the turn's segment)``.
 
 ``mm`` is min-max normalisation over the session's turns for this question; windows never
 cross an event (a session) boundary; ``speaker`` is 1 for turns of the one speaker the
-question names; ``date`` is how well the turn's day fits the days the question's dates
-cover (:func:`~..dates.question_spans`: ``on 9 May``, ``in June``, ``the week before X``,
-``as of December 2023``, ``between X and Y``, ``last week``...; relative dates count from
-``now``, by default the newest turn's day): 1 inside, falling linearly to 0 past 7 days
-after and 2 days before (evidence is told on the day or soon after; a session before the
-day can only hold plans).
+question names; ``asks`` is 1 for a turn whose every sentence is a question
+(:func:`~.shape.asks`); ``date`` is how well the turn's day fits the days the question's
+dates cover (:func:`~..dates.question_spans`: ``on 9 May``, ``in June``, ``the week before
+X``, ``as of December 2023``, ``between X and Y``, ``last week``...; relative dates count
+from ``now``, by default the newest turn's day): 1 inside, falling linearly to 0 past 7
+days after and 2 days before (evidence is told on the day or soon after; a session before
+the day can only hold plans).
 BM25 is the Lucene variant with k1=1.2 and b=0.9: nearly full length normalisation, so a
 turn's term frequencies count relative to its length and a long turn (an assistant's
 1,400-character answer) does not outrank the short one that holds the evidence merely by
-repeating the question's words. With no embedder, ``score = L + cues``.
+repeating the question's words. What a read hands over is :meth:`TurnRanker.select`: the
+best turns with a positive score, near-identical ones counted once
+(:func:`~.selection.pick`).
 
-On the LoCoMo dev split this reaches evidence recall 0.80 at 8 turns with all-MiniLM-L6-v2
-(see ``benchmarks/README.md``); min-max fusion beat reciprocal rank fusion there, and
+The weights are :class:`~.params.RankerParams`; where each was chosen, on both dev sets, is
+in ``benchmarks/README.md``. Min-max fusion beat reciprocal rank fusion on LoCoMo, and
 adaptive cut-offs never beat a fixed ``k``.
 
 Example:
@@ -41,14 +49,12 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 
 from ..dates import date_closeness, question_spans, without_dates
 from .lexical import (
-    LexicalIndex,
     PooledIndex,
     bm25_part,
     idf_of,
@@ -56,8 +62,16 @@ from .lexical import (
     query_terms,
 )
 from .mentions import MENTION_SHARE, mention_fit
+from .params import EVIDENCE_MIN, EVIDENCE_RATIO, RankedTurn, RankerParams
+from .ranked_index import COLUMN_START, RANKED_TURN_BYTES, Column, RankedIndex, window_texts
+from .selection import best_first, pick
+from .shape import first_mentions, segment_best
 
 __all__ = [
+    "COLUMN_START",
+    "EVIDENCE_MIN",
+    "EVIDENCE_RATIO",
+    "RANKED_TURN_BYTES",
     "RankedTurn",
     "RankerParams",
     "TurnRanker",
@@ -69,83 +83,6 @@ __all__ = [
     "rank_of",
     "window_texts",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class RankedTurn:
-    """What the ranker needs of a turn.
-
-    Attributes:
-        id: The turn id.
-        speaker: Who spoke (a name, or the role).
-        text: The text (image captions included).
-        event: The event (session) it belongs to; windows stay inside it.
-        date: Its calendar date, for the date cue.
-    """
-
-    id: str
-    speaker: str
-    text: str
-    event: str = ""
-    date: dt.date | None = None
-
-    @property
-    def line(self) -> str:
-        """``"speaker: text"``, the unit of the lexical and dense indexes."""
-        return f"{self.speaker}: {self.text}"
-
-
-EVIDENCE_RATIO = 0.0
-"""Default ``RankerParams.evidence_ratio`` (0: a fixed ``k``; see :func:`adaptive_cut`)."""
-EVIDENCE_MIN = 1
-"""Default ``RankerParams.evidence_min``."""
-
-
-@dataclass(frozen=True, slots=True)
-class RankerParams:
-    """Weights of the ranking (the defaults are the measured ones, see the module doc).
-
-    ``b`` (BM25 length normalisation of turns and windows) is 0.9, chosen on both dev sets
-    together (``benchmarks/ranking_grid.py``, BM25 only): LoCoMo recall@8 is flat in
-    ``b`` (0.763-0.768 for 0.3-0.9: its turns are of similar length), LongMemEval, where
-    assistant turns are ~5x longer than the user turns that hold the evidence, rises with
-    it (recall_all@10 0.643 at 0.3, 0.709 at 0.75, 0.722 at 0.9). It was 0.3 (tuned on
-    LoCoMo only). ``w_date`` was 0.3 with a yes/no date cue; with the graded cue it is
-    0.5, chosen on the LoCoMo dev split (``benchmarks/locomo.py --embedder none``; 0.3 ->
-    0.5: questions naming a date 0.888 -> 0.935 hybrid, 0.842 -> 0.888 HiGMem).
-    ``date_tolerance_days``
-    (days after a date that still fit) is the former tolerance; ``date_before_days`` (2)
-    is a rule, not a fit: it changed no dev result.
-    """
-
-    k1: float = 1.2
-    b: float = 0.9
-    evidence_ratio: float = EVIDENCE_RATIO
-    evidence_min: int = EVIDENCE_MIN
-    bm25_radius: int = 2
-    w_bm25_window: float = 0.5
-    dense_radii: tuple[int, ...] = (1, 2)
-    w_dense: float = 0.6
-    w_speaker: float = 0.1
-    w_date: float = 0.5
-    date_tolerance_days: int = 7
-    date_before_days: int = 2
-
-
-def window_texts(
-    turns: Sequence[RankedTurn], radius: int, start: int = 0, stop: int | None = None
-) -> list[str]:
-    """Each turn's line joined with up to ``radius`` neighbours each side, same event only.
-
-    ``start`` and ``stop``: the windows of those positions only (default: every turn's).
-    """
-    out = []
-    n = len(turns)
-    for i in range(start, n if stop is None else stop):
-        turn = turns[i]
-        lo, hi = max(0, i - radius), min(n, i + radius + 1)
-        out.append(" ".join(turns[j].line for j in range(lo, hi) if turns[j].event == turn.event))
-    return out
 
 
 def adaptive_cut(scores: Sequence[float], cap: int, ratio: float, minimum: int = 1) -> int:
@@ -209,146 +146,6 @@ def rank_of(
 SESSION_SHIFT = 32
 """Bits a segment code is shifted by per pooled session (codes unique across the pool)."""
 
-COLUMN_START = 16
-"""Room a new :class:`Column` has before it first grows."""
-
-
-class Column:
-    """A numpy array that grows and shrinks at its end (amortised appends)."""
-
-    def __init__(self, dtype: Any) -> None:
-        self._data = np.zeros(COLUMN_START, dtype)
-        self._size = 0
-
-    def __len__(self) -> int:
-        return self._size
-
-    @property
-    def values(self) -> np.ndarray:
-        """The current values (a view: copy it to keep it past a change)."""
-        return self._data[: self._size]
-
-    def extend(self, values: Sequence[Any] | np.ndarray) -> None:
-        """Append values."""
-        need = self._size + len(values)
-        if need > len(self._data):
-            grown = np.zeros(max(need, 2 * len(self._data)), self._data.dtype)
-            grown[: self._size] = self._data[: self._size]
-            self._data = grown
-        self._data[self._size : need] = values
-        self._size = need
-
-    def truncate(self, size: int) -> None:
-        """Drop the values from position ``size`` on."""
-        self._size = min(self._size, max(size, 0))
-
-
-class RankedIndex:
-    """One session's turns as the ranker scores them, kept as turns arrive.
-
-    The lexical indexes (each turn, and each turn's window of ``bm25_radius``
-    neighbours), the speakers and the days of the turns, grown and cut at the end
-    (:meth:`extend`, :meth:`truncate`): a change costs the turns it touches, never the
-    whole session. Not thread-safe (the session index that owns it holds a lock).
-
-    Args:
-        params: The ranking's weights (``k1``, ``b``, ``bm25_radius``...).
-        turns: The first turns, oldest first.
-    """
-
-    def __init__(self, params: RankerParams, turns: Sequence[RankedTurn] = ()) -> None:
-        self.params = params
-        self.turns: list[RankedTurn] = []
-        self.turn_lex = LexicalIndex(k1=params.k1, b=params.b)
-        self._segment_code: dict[str, int] = {}
-        self.segments = Column(np.int32)  # each turn's segment, as a number
-        self.window_lengths = Column(np.float32)  # tokens of each turn's BM25 window
-        self._speaker_code: dict[str, int] = {}
-        self._speaker_count: list[int] = []
-        self.speakers = Column(np.int32)
-        self._day_code: dict[dt.date | None, int] = {}
-        self.day_list: list[dt.date | None] = []
-        self.days = Column(np.int32)
-        self.version = 0
-        """Changes with every extend or truncate (what a ranker's memo is keyed on)."""
-        self.extend(turns)
-
-    def __len__(self) -> int:
-        return len(self.turns)
-
-    def named_speakers(self) -> list[str]:
-        """The speakers of the turns, in order of first appearance."""
-        return [s for s, c in self._speaker_code.items() if self._speaker_count[c] > 0]
-
-    def extend(self, turns: Sequence[RankedTurn]) -> None:
-        """Append turns (their windows and the windows of the turns before them follow)."""
-        if not turns:
-            return
-        self.version += 1
-        start = len(self.turns)
-        self.turns.extend(turns)
-        self.turn_lex.extend([t.line for t in turns])
-        codes = []
-        for t in turns:
-            code = self._speaker_code.setdefault(t.speaker, len(self._speaker_count))
-            if code == len(self._speaker_count):
-                self._speaker_count.append(0)
-            self._speaker_count[code] += 1
-            codes.append(code)
-        self.speakers.extend(codes)
-        self.days.extend([self._day(t.date) for t in turns])
-        self.segments.extend(
-            [self._segment_code.setdefault(t.event, len(self._segment_code)) for t in turns]
-        )
-        self._rewindow(start)
-
-    def truncate(self, size: int) -> None:
-        """Drop the turns from position ``size`` on."""
-        if size >= len(self.turns):
-            return
-        self.version += 1
-        for code in self.speakers.values[size:]:
-            self._speaker_count[int(code)] -= 1
-        del self.turns[size:]
-        self.turn_lex.truncate(size)
-        self.speakers.truncate(size)
-        self.days.truncate(size)
-        self.segments.truncate(size)
-        self._rewindow(size)
-
-    def _rewindow(self, changed: int) -> None:
-        """The window lengths of every position that can see a turn from ``changed`` on."""
-        radius = self.params.bm25_radius
-        first = max(0, changed - radius)
-        self.window_lengths.truncate(first)
-        n = len(self.turns)
-        if first >= n:
-            return
-        lengths, segments = self.turn_lex.lengths, self.segments.values
-        positions = np.arange(first, n)
-        total = np.zeros(len(positions), np.float32)
-        for offset in range(-radius, radius + 1):
-            j = positions + offset
-            ok = (j >= 0) & (j < n)
-            ok[ok] &= segments[j[ok]] == segments[positions[ok]]
-            total[ok] += lengths[j[ok]]
-        self.window_lengths.extend(total)
-
-    def _day(self, date: dt.date | None) -> int:
-        code = self._day_code.get(date)
-        if code is None:
-            code = self._day_code[date] = len(self.day_list)
-            self.day_list.append(date)
-        return code
-
-    def nbytes(self) -> int:
-        """About how many bytes the index holds (for cache accounting)."""
-        return self.turn_lex.nbytes() + len(self.turns) * RANKED_TURN_BYTES
-
-
-RANKED_TURN_BYTES = 400
-"""About what a :class:`RankedTurn` costs in memory beside its text."""
-
 
 class TurnRanker:
     """Scores the turns of one session (or of several, as one pool) for a question.
@@ -369,7 +166,7 @@ class TurnRanker:
         self.params = params or RankerParams()
         self.parts: list[RankedIndex] = [RankedIndex(self.params, turns)]
         self._offsets = [0, len(turns)]
-        self._memo: tuple[str, tuple[int, ...], tuple[np.ndarray, np.ndarray | None]] | None = None
+        self._memo: tuple[str, tuple[int, ...], _Lexical] | None = None
 
     @classmethod
     def of(cls, parts: Sequence[RankedIndex], params: RankerParams) -> TurnRanker:
@@ -396,8 +193,8 @@ class TurnRanker:
         part = int(np.searchsorted(self._offsets, position, side="right")) - 1
         return self.parts[part].turns[position - self._offsets[part]]
 
-    def _lexical(self, question: str) -> tuple[np.ndarray, np.ndarray | None]:
-        """Raw BM25 of each turn and of its window (None when windows weigh nothing).
+    def _lexical(self, question: str) -> _Lexical:
+        """Raw BM25 of each turn, of its repeated terms and of its window.
 
         Kept for the last question: a read asks for the scores and then the lexical ranks
         of its hits, with the indexes locked in between.
@@ -410,18 +207,56 @@ class TurnRanker:
         self._memo = (question, versions, found)
         return found
 
-    def _lexical_uncached(self, question: str) -> tuple[np.ndarray, np.ndarray | None]:
+    def _segments(self) -> np.ndarray:
+        """Each position's segment, as a code unique across the pool's sessions."""
+        return np.concatenate(
+            [
+                part.segments.values.astype(np.int64) + (i << SESSION_SHIFT)
+                for i, part in enumerate(self.parts)
+            ]
+            or [np.zeros(0, np.int64)]
+        )
+
+    def _lexical_uncached(self, question: str) -> _Lexical:
         turn_indexes = [p.turn_lex for p in self.parts]
         if self.params.w_date:  # the date cue matches its dates to turns' own days
             question = without_dates(question)
         terms = query_terms(question, pooled_languages(turn_indexes))
         pool = PooledIndex(turn_indexes)
+        segments = self._segments()
         turn = pool.term_scores(terms)
+        repeated = self._repeated_scores(pool, terms, segments)
         if self.params.w_bm25_window <= 0:
-            return turn, None
-        return turn, self._window_scores(pool, terms)
+            return _Lexical(turn, repeated, None)
+        return _Lexical(turn, repeated, self._window_scores(pool, terms, segments))
 
-    def _window_scores(self, pool: PooledIndex, terms: Sequence[str]) -> np.ndarray:
+    def _repeated_scores(
+        self, pool: PooledIndex, terms: Sequence[str], segments: np.ndarray
+    ) -> np.ndarray:
+        """BM25 of each turn's query terms that an earlier turn of its segment said."""
+        out = np.zeros(self.size, np.float64)
+        if not self.size or not pool.total:
+            return out.astype(np.float32)
+        avgdl = pool.total / pool.size
+        for term in terms:
+            found = pool.postings(term)
+            if found is None:
+                continue
+            docs, tf = found
+            again = ~first_mentions(docs, segments)
+            if again.any():
+                idf = idf_of(len(docs), self.size)
+                part = bm25_part(tf[again], pool.lengths[docs[again]], idf, avgdl, *self._bm25)
+                out[docs[again]] += part
+        return out.astype(np.float32)
+
+    @property
+    def _bm25(self) -> tuple[float, float]:
+        return self.params.k1, self.params.b
+
+    def _window_scores(
+        self, pool: PooledIndex, terms: Sequence[str], segments: np.ndarray
+    ) -> np.ndarray:
         """BM25 of each turn's window over the pool (windows as documents).
 
         A window is the turn with ``bm25_radius`` neighbours each side in its segment (of
@@ -435,13 +270,6 @@ class TurnRanker:
         if not self.size or not total:
             return out.astype(np.float32)
         avgdl = total / self.size
-        # A segment code unique across the pool: windows never cross sessions.
-        segments = np.concatenate(
-            [
-                part.segments.values.astype(np.int64) + (i << SESSION_SHIFT)
-                for i, part in enumerate(self.parts)
-            ]
-        )
         for term in terms:
             found = pool.postings(term)
             if found is None:
@@ -452,10 +280,23 @@ class TurnRanker:
             out[hit] += bm25_part(tf[hit], lengths[hit], idf, avgdl, p.k1, p.b)
         return out.astype(np.float32)
 
+    def dialogue(self) -> np.ndarray:
+        """For each position, whether its segment is a dialogue (:func:`~.shape.dialogue_mask`)."""
+        ratio = self.params.dialogue_ratio
+        return np.concatenate([part.dialogue(ratio) for part in self.parts] or [np.zeros(0, bool)])
+
+    def _segment_best(self, score: np.ndarray) -> np.ndarray:
+        """Each position's segment's best score (segments never cross a session)."""
+        out = np.empty_like(score)
+        for i, part in enumerate(self.parts):
+            start, stop = self._offsets[i], self._offsets[i + 1]
+            out[start:stop] = segment_best(score[start:stop], part.segments.values)
+        return out
+
     def lexical_scores(self, question: str) -> np.ndarray:
         """Raw BM25 of each turn plus that of its window (what its lexical rank follows)."""
-        turn, window = self._lexical(question)
-        return turn if window is None else turn + window
+        found = self._lexical(question)
+        return found.turn if found.window is None else found.turn + found.window
 
     def scores(
         self,
@@ -477,17 +318,30 @@ class TurnRanker:
         p = self.params
         if not self.size:
             return np.zeros(0, np.float32)
-        turn, window = self._lexical(question)
-        lexical = (1 - p.w_bm25_window) * minmax(turn)
-        if window is not None:
-            lexical = lexical + p.w_bm25_window * minmax(window)
+        lexical = self._lexical_part(question)
         score = lexical
         columns = [dense[r] for r in p.dense_radii if r in dense] if dense is not None else []
         columns = [c for c in columns if not np.all(np.isnan(c))]
         if columns:
             windows = sum(minmax(_filled(c)) for c in columns) / len(columns)
             score = (1 - p.w_dense) * lexical + p.w_dense * windows
-        return np.asarray(score + self._cues(question, now), np.float32)
+        asking = np.concatenate([part.asking.values for part in self.parts])
+        score = score + self._cues(question, now) - p.w_asks * asking
+        if p.w_segment:  # a turn inherits part of its segment's best match
+            best = self._segment_best(score)
+            score = (1 - p.w_segment) * score + p.w_segment * best
+        return np.asarray(score, np.float32)
+
+    def _lexical_part(self, question: str) -> np.ndarray:
+        """``L``: each turn's BM25 (repeats discounted outside a dialogue) and its window's."""
+        p = self.params
+        found = self._lexical(question)
+        dialogue = self.dialogue()
+        own = found.turn - (1 - p.repeat_share) * np.where(dialogue, 0.0, found.repeated)
+        if found.window is None:
+            return minmax(own)
+        on = p.w_bm25_window * dialogue  # windows lift neighbours in a dialogue only
+        return np.asarray((1 - on) * minmax(own) + on * minmax(found.window))
 
     def _cues(self, question: str, now: dt.date | None) -> np.ndarray:
         """The speaker cue plus the date cue of each turn."""
@@ -535,31 +389,36 @@ class TurnRanker:
             return adaptive_cut(best_scores, k, p.evidence_ratio, p.evidence_min)
         return sum(1 for s in best_scores[:k] if s > 0)
 
+    def select(self, scores: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[int]:
+        """The positions a read hands over: at most ``k``, best first.
+
+        The best turns with a positive score (``allowed``: a mask of the positions that
+        may be chosen), near-identical turns counted once (:func:`~.selection.pick`), cut
+        by :meth:`cut`.
+        """
+        ok = scores > 0 if allowed is None else allowed & (scores > 0)
+        top = pick(scores, k, ok, self._terms_at)
+        return top[: self.cut([float(scores[i]) for i in top], k)]
+
+    def _terms_at(self, position: int) -> frozenset[str]:
+        part = int(np.searchsorted(self._offsets, position, side="right")) - 1
+        return self.parts[part].turn_lex.doc_terms(position - self._offsets[part])
+
     def top(self, question: str, dense: Mapping[int, np.ndarray] | None, k: int) -> list[str]:
-        """Return the ids of the ``k`` best turns, best first (ties: older first)."""
+        """The ids of what a read hands over for ``question`` (:meth:`select`), best first."""
         scores = self.scores(question, dense)
-        return [self.turn_at(int(i)).id for i in best_first(scores, k)]
+        return [self.turn_at(i).id for i in self.select(scores, k)]
 
 
-def best_first(scores: np.ndarray, k: int, keep: np.ndarray | None = None) -> list[int]:
-    """The positions of the ``k`` best scores, best first (ties: lower position first).
+class _Lexical(NamedTuple):
+    """Raw BM25 scores of a question over the pool's turns."""
 
-    ``keep``: a mask of the positions that may be chosen. Costs a partial sort, not a
-    full one, whatever the number of scores.
-    """
-    values = scores if keep is None else np.where(keep, scores, -np.inf)
-    n = len(values)
-    if k <= 0 or n == 0:
-        return []
-    if k < n:
-        threshold = np.partition(values, n - k)[n - k]
-        chosen = np.flatnonzero(values >= threshold)
-    else:
-        chosen = np.arange(n)
-    order = chosen[np.lexsort((chosen, -values[chosen]))][:k]
-    if keep is not None:
-        order = order[keep[order]]
-    return [int(i) for i in order]
+    turn: np.ndarray
+    """Of each turn."""
+    repeated: np.ndarray
+    """Of the query terms each turn says after an earlier turn of its segment said them."""
+    window: np.ndarray | None
+    """Of each turn's window (None when windows weigh nothing)."""
 
 
 def _speaker_mask(part: RankedIndex, speaker: str) -> np.ndarray:
