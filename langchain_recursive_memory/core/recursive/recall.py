@@ -123,6 +123,7 @@ class Recaller:
         models: Models,
         user: UserBinding,
         builder: ContextBuilder,
+        *,
         derived: DerivedWriter,
         archive: ArchiveIndex,
     ) -> None:
@@ -151,6 +152,7 @@ class Recaller:
         query: str,
         k: int,
         kinds: tuple[str, ...],
+        *,
         exclude: set[str] | None = None,
         state: SessionState | None = None,
         scope: str = "session",
@@ -186,7 +188,9 @@ class Recaller:
         scored: list[tuple[float, RecallHit]] = []
         query_vector = yield from self._query_vector_steps(query)
         if parts[1]:
-            scored = yield from self._turn_hits_steps(query, query_vector, parts, exclude, k, now)
+            scored = yield from self._turn_hits_steps(
+                query, query_vector, parts, exclude, k=k, now=now
+            )
         if facts:
             dense_pool = max(DENSE_POOL_PER_K * k, DENSE_POOL_MIN) + len(exclude)
             dense_facts = yield from self._dense_facts_steps(query_vector, facts, dense_pool)
@@ -260,7 +264,7 @@ class Recaller:
         scope = (self.session.namespace, self.session.session_id)
         try:
             near = yield from nearest_steps(
-                self.session.store, space, scope, query_vector, wanted, pool
+                self.session.store, space, scope, query_vector, wanted, n=pool
             )
         except StoreError as exc:
             self._dense_unavailable(exc)
@@ -273,6 +277,7 @@ class Recaller:
         query_vector: list[float] | None,
         parts: tuple[list[str], list[TurnIndex]],
         exclude: set[str],
+        *,
         k: int,
         now: dt.date | None = None,
     ) -> Steps[list[tuple[float, RecallHit]]]:

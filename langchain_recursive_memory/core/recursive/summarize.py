@@ -115,6 +115,7 @@ class Summarizer:
         config: MemoryConfig,
         counter: TokenCounter,
         models: Models,
+        *,
         facts: FactSettings,
         shorten_attempts: int,
     ) -> None:
