@@ -117,18 +117,7 @@ def message_to_turn(message: BaseMessage) -> Turn:
         extra["response_metadata"] = _json_safe(message.response_metadata)
     if isinstance(message, ChatMessage):
         extra["chat_role"] = message.role
-    tool_calls: tuple[ToolCall, ...] = ()
-    tool_call_id: str | None = None
-    if isinstance(message, AIMessage):
-        tool_calls = _tool_calls(message, extra)
-    elif isinstance(message, ToolMessage):
-        tool_call_id = message.tool_call_id
-        if message.status != "success":
-            extra["status"] = message.status
-        if message.artifact is not None:
-            extra["artifact"] = _json_safe(message.artifact)
-    elif isinstance(message, FunctionMessage):
-        extra["function_message"] = True
+    tool_calls, tool_call_id = _tool_fields(message, extra)
     return Turn(
         role=_role(message),
         text=text,
@@ -139,6 +128,23 @@ def message_to_turn(message: BaseMessage) -> Turn:
         id=message.id or None,
         extra=extra,
     )
+
+
+def _tool_fields(
+    message: BaseMessage, extra: dict[str, Any]
+) -> tuple[tuple[ToolCall, ...], str | None]:
+    """A message's tool calls and tool call id; what else its kind carries goes to ``extra``."""
+    if isinstance(message, AIMessage):
+        return _tool_calls(message, extra), None
+    if isinstance(message, ToolMessage):
+        if message.status != "success":
+            extra["status"] = message.status
+        if message.artifact is not None:
+            extra["artifact"] = _json_safe(message.artifact)
+        return (), message.tool_call_id
+    if isinstance(message, FunctionMessage):
+        extra["function_message"] = True
+    return (), None
 
 
 def _role(message: BaseMessage) -> str:

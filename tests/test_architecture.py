@@ -1,85 +1,81 @@
-"""The library's architecture rules, checked statically (see ``_architecture.py``).
+"""The library's architecture rules: import-linter's contracts, and the two no tool checks.
 
-1. sizes: no module over 600 lines of code (660 physical), class over 400 (440), function
-   over 60 (80); lines of code leave out docstrings, comments and blank lines;
-2. imports: no cycle among the library's modules (function-level imports count, those
-   under ``if TYPE_CHECKING:`` do not) and no module importing its own package;
-3. no run of six lines repeated in the library, to the letter or in shape;
-4. sorted ``__all__`` in the package ``__init__`` files that ``test_public_api`` does not
-   already import and check;
-5. no unnamed tuned number in the engine's (``core``) function bodies.
+Where each rule is checked (the configuration of the tools is in pyproject.toml):
+
+* a function's size and shape: ruff (``tests/test_quality.py`` runs it) with C901
+  (complexity), PLR0915 (statements), PLR0917 (positional parameters) and PLR2004
+  (unnamed numbers in comparisons);
+* imports: import-linter's contracts, run here (``lint-imports``): the adapters sit above
+  the core, the core imports neither framework, storage imports no engine, the engines'
+  collaborators never import an engine, and no import cycle at any depth (imports in
+  functions and under ``if TYPE_CHECKING:`` count);
+* sorted, unique ``__all__`` of every package: ``tests/test_public_api.py``;
+* here, because no tool checks them: a module's length (ruff has no module-length rule)
+  and no module importing its own package (a cycle through the package's ``__init__``,
+  which import-linter's ``acyclic_siblings`` does not see: an ``__init__`` is no sibling).
+
+No longer checked: a class's length (its module's bounds it) and runs of lines written
+twice (neither ruff nor import-linter has such a rule).
 """
 
 from __future__ import annotations
 
-from _architecture import (
-    ALLOWED_NUMBERS,
-    SIZE_LIMITS,
-    check_all_sorted,
-    check_import_cycles,
-    check_magic_numbers,
-    check_own_package_imports,
-    check_repeats,
-    check_sizes,
-    import_graph,
-    library_sources,
-)
+import functools
+import subprocess
+import sys
+from pathlib import Path
 
-#: the packages whose ``__all__`` test_public_api.py imports and checks (sorted, unique)
-COVERED_BY_TEST_PUBLIC_API = frozenset(
-    {"langchain_recursive_memory", "langchain_recursive_memory.core", "llamaindex_higmem"}
-)
+import grimp
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("langchain_recursive_memory", "llamaindex_higmem")
+
+#: the most lines a library module may have
+MODULE_LINES = 660
 
 
-def report(violations: list[str], rule: str, fix: str) -> str:
-    listing = "\n".join(f"  {v}" for v in violations)
-    return f"{len(violations)} {rule}; {fix}:\n{listing}"
-
-
-def test_sizes():
-    found = check_sizes(library_sources())
-    limits = ", ".join(
-        f"{kind} {code} ({physical})" for kind, (code, physical) in SIZE_LIMITS.items()
+def test_import_contracts_are_kept():
+    command = "from importlinter.cli import lint_imports_command; lint_imports_command()"
+    out = subprocess.run(
+        [sys.executable, "-c", command, "--no-cache"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
-    assert not found, report(
-        found,
-        "definitions over their size",
-        f"split them (most lines of code (physical): {limits})",
+    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]
+
+
+@functools.cache
+def import_graph(*, exclude_type_checking_imports: bool = False) -> grimp.ImportGraph:
+    """The library's imports as import-linter reads them (grimp): in functions too."""
+    return grimp.build_graph(
+        *PACKAGES, exclude_type_checking_imports=exclude_type_checking_imports, cache_dir=None
     )
 
 
-def test_no_import_cycles():
-    graph = import_graph(library_sources())
-    found = [f"imports its own package: {v}" for v in check_own_package_imports(graph)]
-    found += [f"cycle: {v}" for v in check_import_cycles(graph)]
-    assert not found, report(
-        found,
-        "import problems (function-level imports count, those under TYPE_CHECKING do not)",
-        "import sibling modules directly and break each cycle",
-    )
+def test_the_import_rules_see_type_checking_imports():
+    plain = import_graph(exclude_type_checking_imports=True)
+    assert import_graph().count_imports() > plain.count_imports()  # some modules have them
+    assert "exclude_type_checking_imports" not in (ROOT / "pyproject.toml").read_text()
 
 
-def test_no_repeated_code():
-    found = check_repeats(library_sources())
-    assert not found, report(
-        found,
-        "pairs of places sharing 6+ lines (same text, or same shape: 'shape')",
-        "let one piece of code serve both",
-    )
+def test_no_module_imports_its_own_package():
+    graph = import_graph()
+    found = [
+        f"{module} -> {package} (line {detail['line_number']}: {detail['line_contents']})"
+        for module in sorted(graph.modules)
+        for package in (module.rsplit(".", n)[0] for n in range(1, module.count(".") + 1))
+        for detail in graph.get_import_details(importer=module, imported=package)
+    ]
+    assert not found, "import the sibling module itself, not its package:\n" + "\n".join(found)
 
 
-def test_package_all_is_sorted():
-    found = check_all_sorted(library_sources(), skip=COVERED_BY_TEST_PUBLIC_API)
-    assert not found, report(
-        found, "package __all__ problems", "sort with sorted() (case-sensitive), as test_public_api"
-    )
-
-
-def test_engine_names_its_numbers():
-    found = check_magic_numbers(library_sources())
-    allowed = ", ".join(map(repr, ALLOWED_NUMBERS))
-    assert not found, report(
-        found,
-        "unnamed numbers in core function bodies",
-        f"make each a named module or class constant (allowed as is: {allowed})",
-    )
+def test_no_module_is_too_long():
+    found = [
+        f"{path.relative_to(ROOT)}: {lines} lines"
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINES
+    ]
+    assert not found, f"split these modules (most lines: {MODULE_LINES}):\n" + "\n".join(found)

@@ -8,7 +8,8 @@ from fakes import BagOfWordsEmbedder, FactModel
 
 from langchain_recursive_memory.core import HybridMemory, MemoryStore, RetryPolicy, Turn
 from langchain_recursive_memory.core.cache import CacheLimits
-from langchain_recursive_memory.core.storage import text_hash
+from langchain_recursive_memory.core.recursive import recall
+from langchain_recursive_memory.core.storage import StoredTurn, text_hash
 from langchain_recursive_memory.core.storage.keys import window_kind
 
 FAST = RetryPolicy(attempts=2, initial_delay=0.0, timeout=5.0, cooldown=0.0)
@@ -169,3 +170,27 @@ def test_turn_ids_reused_after_clear_are_scored_with_their_new_text(store: Memor
     similarity = brute_force_similarity(memory, "treasure oak", archived)
     assert similarity["t0"] < similarity["t1"]
     assert "t0" not in dense
+
+
+def test_an_index_that_grows_while_windows_are_embedded_is_read_again(store, monkeypatch):
+    """The candidates are found once, before the windows are embedded (no lock held); an
+    index that changed meanwhile has them found again, so the pool and masks agree."""
+    memory = hybrid(store, embedder=BagOfWordsEmbedder())
+    memory.add(Turn(role="user", text="My locker code is 4471."))
+    for i in range(20):
+        memory.add(filler(i))
+    window = {t.id for t in memory.context().window}
+    embed = recall.embed_missing_steps
+
+    def embed_then_grow(source, space, namespace, parts):
+        written = yield from embed(source, space, namespace, parts)
+        index = parts[0][1]
+        late = Turn(role="user", text="A locker arrived late.", id="late", created_at=1.0)
+        with index.lock:
+            index.merge([StoredTurn(late, index.last_seq + 1, 5, "o200k_base")])
+        return written
+
+    monkeypatch.setattr(recall, "embed_missing_steps", embed_then_grow)
+    hits = memory.recall("locker code", k=5, kinds=("turn",))
+    assert hits and hits[0].text == "My locker code is 4471."
+    assert not window & {h.id for h in hits}

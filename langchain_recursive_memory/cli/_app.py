@@ -428,6 +428,7 @@ _VerboseOption = Annotated[
 @app.callback()
 def _global_options(
     ctx: typer.Context,
+    *,
     path: _PathOption = None,
     host: _HostOption = None,
     port: _PortOption = None,

@@ -63,6 +63,7 @@ def demo_turns(exchanges: int) -> list[Turn]:
 @app.command()
 def demo(
     ctx: typer.Context,
+    *,
     exchanges: Annotated[
         int, typer.Option("--exchanges", min=10, help="Scripted exchanges to play.")
     ] = 150,

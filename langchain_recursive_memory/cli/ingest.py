@@ -82,6 +82,7 @@ _COLUMNS = ("session", "added", "already stored", "log", "summary", "facts/event
 @app.command()
 def ingest(
     ctx: typer.Context,
+    *,
     file: _FileArgument,
     session: _SessionOption = None,
     user: UserOption = None,

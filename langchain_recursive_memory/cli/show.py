@@ -55,6 +55,7 @@ def _session_memory(
     store: MemoryStore,
     session: str,
     kind: MemoryKind | None,
+    *,
     max_tokens: int | None,
     summary_tokens: int | None,
     user: str | None = None,
@@ -88,6 +89,7 @@ def _int(value: Any) -> int | None:
 @app.command()
 def show(
     ctx: typer.Context,
+    *,
     session: Annotated[
         str | None, typer.Argument(help="The session id (omit it with --user: the user).")
     ] = None,
@@ -127,7 +129,14 @@ def show(
             return
         store = _open_session(settings, session)
         memory = _session_memory(
-            settings, store, session, memory_kind, max_tokens, summary_tokens, user, option
+            settings,
+            store,
+            session,
+            memory_kind,
+            max_tokens=max_tokens,
+            summary_tokens=summary_tokens,
+            user=user,
+            option=option,
         )
         owner_id = memory.user_id or store.session(settings.ns, session).recorded_user()
         owner = f" · user {owner_id!r}" if owner_id else ""
@@ -151,6 +160,7 @@ def _show_user(settings: Settings, user: str) -> None:
 @app.command()
 def recall(
     ctx: typer.Context,
+    *,
     session: _SessionArgument,
     query: Annotated[str, typer.Argument(help="The question.")],
     k: Annotated[int, typer.Option("--k", "-k", min=1, help="How many memories.")] = 6,
@@ -197,7 +207,15 @@ def recall(
             title = f"HiGMem retrieval for {query!r}"
             console.print(higmem_table(found, title) if found else "No turn matched.")
             return
-        memory = _session_memory(settings, store, session, kind, max_tokens, summary_tokens, user)
+        memory = _session_memory(
+            settings,
+            store,
+            session,
+            kind,
+            max_tokens=max_tokens,
+            summary_tokens=summary_tokens,
+            user=user,
+        )
         hits = memory.recall(query, k=k, scope=scope)
         if not hits:
             console.print("No memory matched (turns still in the window are not recalled).")

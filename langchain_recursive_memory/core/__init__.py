@@ -97,7 +97,7 @@ __all__ = [
     "ToolCall",
     "Turn",
     "TurnNode",
-    "TurnNote",
+    "TurnNote",  # noqa: F822 (moved: served by __getattr__ below, with a warning)
     "Usage",
     "UserInfo",
     "WriteOutcomeUnknownError",

@@ -65,15 +65,8 @@ def utc_date(ts: float | None) -> dt.date | None:
     return dt.datetime.fromtimestamp(ts, tz=dt.timezone.utc).date()
 
 
-_ABBREVIATION = 3
-"""Letters that name a month (``"sep"`` of ``"September"``)."""
-_HOURS = 24
-_NOON = 12
-_MONTHS_IN_YEAR = 12
-
-
 def _month(name: str) -> int:
-    return _MONTHS.index(name.lower()[:_ABBREVIATION]) + 1
+    return _MONTHS.index(name.lower()[:3]) + 1  # "sep" of "September"
 
 
 def parse_date(text: str) -> dt.date | None:
@@ -107,11 +100,11 @@ def parse_datetime(text: str) -> dt.datetime | None:
     m = re.search(_TIME, text or "", re.I)
     hour = minute = 0
     if m:
-        hour, minute = int(m.group("hour")) % _HOURS, int(m.group("minute"))
+        hour, minute = int(m.group("hour")) % 24, int(m.group("minute"))
         meridian = (m.group("meridian") or "").lower().replace(".", "")
-        if meridian == "pm" and hour < _NOON:
-            hour += _NOON
-        elif meridian == "am" and hour == _NOON:
+        if meridian == "pm" and hour < 12:
+            hour += 12
+        elif meridian == "am" and hour == 12:
             hour = 0
     return dt.datetime(day.year, day.month, day.day, hour, minute)
 
@@ -204,7 +197,7 @@ def date_matches(
                 return True
         else:
             start = dt.date(yy, month, 1)
-            end = dt.date(yy + (month == _MONTHS_IN_YEAR), month % _MONTHS_IN_YEAR + 1, 1)
+            end = dt.date(yy + (month == 12), month % 12 + 1, 1)
             if start <= date < end + dt.timedelta(days=tolerance_days):
                 return True
     return False
@@ -235,7 +228,7 @@ def _numeric_dates(text: str) -> list[tuple[int, int, DateMention]]:
                 continue
             groups = [int(g) if g else None for g in m.groups()]
             year, month, day = (groups[i] if i >= 0 else None for i in (yi, mi, di))
-            if month is not None and not 1 <= month <= _MONTHS_IN_YEAR:
+            if month is not None and not 1 <= month <= 12:
                 continue
             found.append((m.start(), m.end(), (year, month, day)))
     return found
@@ -243,11 +236,6 @@ def _numeric_dates(text: str) -> list[tuple[int, int, DateMention]]:
 
 # -- spans: what a question's dates cover ------------------------------------------------
 
-_WEEK = 7
-_WEEKEND = 5
-"""Days from a Monday to its Saturday."""
-_MONTH_DAYS = 30
-_YEAR_DAYS = 365
 _LEAP_YEAR = 2000
 """The placeholder year of a span whose text names no year (it has a 29 February)."""
 OPEN_RANGE_DAYS = 31
@@ -255,7 +243,7 @@ OPEN_RANGE_DAYS = 31
 
 Not tuned: LoCoMo questions say "the week before", "two weekends before" when they mean
 less; a month is the horizon of a plain "before"."""
-_UNIT_DAYS = {"day": 1, "week": _WEEK, "weekend": _WEEK, "month": _MONTH_DAYS, "year": _YEAR_DAYS}
+_UNIT_DAYS = {"day": 1, "week": 7, "weekend": 7, "month": 30, "year": 365}
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _NUMBER_WORDS = {
     "a": 1, "an": 1, "one": 1, "the": 1, "two": 2, "three": 3, "four": 4, "five": 5,
@@ -347,7 +335,7 @@ def _add_years(day: dt.date, years: int) -> dt.date:
 
 
 def _month_end(year: int, month: int) -> dt.date:
-    nxt = dt.date(year + (month == _MONTHS_IN_YEAR), month % _MONTHS_IN_YEAR + 1, 1)
+    nxt = dt.date(year + (month == 12), month % 12 + 1, 1)
     return nxt - dt.timedelta(days=1)
 
 
@@ -358,7 +346,7 @@ def _mention_span(mention: DateMention, year: int | None) -> DateSpan | None:
     yy = y or year or _LEAP_YEAR
     try:
         if month is None:
-            return None if y is None else DateSpan(dt.date(y, 1, 1), _month_end(y, _MONTHS_IN_YEAR))
+            return None if y is None else DateSpan(dt.date(y, 1, 1), _month_end(y, 12))
         if day is None:
             return DateSpan(dt.date(yy, month, 1), _month_end(yy, month), any_year)
         return DateSpan(dt.date(yy, month, day), dt.date(yy, month, day), any_year)
@@ -376,7 +364,7 @@ def _unit_days(unit: str | None) -> int | None:
     if not unit:
         return None
     name = unit.lower().rstrip("s")
-    return _WEEK if name in _WEEKDAYS else _UNIT_DAYS.get(name)
+    return 7 if name in _WEEKDAYS else _UNIT_DAYS.get(name)
 
 
 def _part_of(span: DateSpan, prefix: str) -> DateSpan:
@@ -385,9 +373,9 @@ def _part_of(span: DateSpan, prefix: str) -> DateSpan:
     length = (span.last - span.first).days + 1
     if week is not None:
         k = _ORDINALS.get(week["ord"].lower())
-        first = span.first + dt.timedelta(days=_WEEK * (k - 1)) if k else span.last
-        first = first - dt.timedelta(days=_WEEK - 1) if k is None else first
-        return DateSpan(first, min(first + dt.timedelta(days=_WEEK - 1), span.last), span.any_year)
+        first = span.first + dt.timedelta(days=7 * (k - 1)) if k else span.last
+        first = first - dt.timedelta(days=6) if k is None else first
+        return DateSpan(first, min(first + dt.timedelta(days=6), span.last), span.any_year)
     part = _PART_RE.search(prefix)
     if part is None or length <= 1:
         return span
@@ -473,7 +461,7 @@ _RELATIVE_RE = re.compile(
 def _season(name: str, year: int) -> DateSpan:
     """The months of a season (northern hemisphere); winter starts in December of ``year``."""
     if name == _WINTER:
-        return DateSpan(dt.date(year, _MONTHS_IN_YEAR, 1), _month_end(year + 1, 2))
+        return DateSpan(dt.date(year, 12, 1), _month_end(year + 1, 2))
     first, last = _SEASONS[name]
     return DateSpan(dt.date(year, first, 1), _month_end(year, last))
 
@@ -483,19 +471,19 @@ def _this_or_last(what: str, which: str, now: dt.date) -> DateSpan:
     last = which != "this"
     monday = now - dt.timedelta(days=now.weekday())
     if what in ("week", "weekend"):
-        start = monday - dt.timedelta(days=_WEEK) if last else monday
+        start = monday - dt.timedelta(days=7) if last else monday
         if what == "weekend":
-            start += dt.timedelta(days=_WEEKEND)
+            start += dt.timedelta(days=5)  # the Saturday
             return DateSpan(start, start + dt.timedelta(days=1))
-        return DateSpan(start, start + dt.timedelta(days=_WEEK - 1))
+        return DateSpan(start, start + dt.timedelta(days=6))
     if what == "month":
         first = (now.replace(day=1) - dt.timedelta(days=1)).replace(day=1) if last else now
         return DateSpan(first.replace(day=1), _month_end(first.year, first.month))
     if what == "year":
         y = now.year - last
-        return DateSpan(dt.date(y, 1, 1), _month_end(y, _MONTHS_IN_YEAR))
+        return DateSpan(dt.date(y, 1, 1), _month_end(y, 12))
     if what in _WEEKDAYS:
-        back = (now.weekday() - _WEEKDAYS.index(what)) % _WEEK or (_WEEK if last else 0)
+        back = (now.weekday() - _WEEKDAYS.index(what)) % 7 or (7 if last else 0)
         day = (
             now - dt.timedelta(days=back)
             if last

@@ -86,6 +86,7 @@ class Engine:
     def __init__(
         self,
         session_id: str,
+        *,
         model: TextModel | None,
         store: MemoryStore | None,
         path: str | PathLike[str] | None,

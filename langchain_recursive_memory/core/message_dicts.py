@@ -73,21 +73,22 @@ def turns_from_dict(record: Mapping[str, Any], n: int | str = 1) -> list[Turn]:
         rest = tuple(b for b in blocks or () if b.get("type") != "tool_result")
         turns = [_tool_result_turn(b, common) for b in results]
         if rest:
-            turns.append(_turn("user", rest, (), None, rec, common))
+            turns.append(_turn("user", rest, rec, common, calls=(), call_id=None))
         return turns
     calls = _calls(rec, blocks, where) if role == "assistant" else ()
     kwargs = _kwargs(rec)
     call_id = rec.get("tool_call_id", kwargs.get("tool_call_id")) if role == "tool" else None
-    return [_turn(role, blocks, calls, call_id, rec, common)]
+    return [_turn(role, blocks, rec, common, calls=calls, call_id=call_id)]
 
 
 def _turn(
     role: str,
     blocks: tuple[Mapping[str, Any], ...] | None,
-    calls: tuple[ToolCall, ...],
-    call_id: Any,
     rec: Mapping[str, Any],
     common: Mapping[str, Any],
+    *,
+    calls: tuple[ToolCall, ...],
+    call_id: Any,
 ) -> Turn:
     if blocks is None:
         raw = rec.get("content", rec.get("text"))

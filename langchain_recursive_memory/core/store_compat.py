@@ -157,7 +157,7 @@ def get_vectors(
     ]
 
 
-def query_vectors(
+def query_vectors(  # noqa: PLR0917 (0.1.0's signature, as it shipped, until 0.3.0)
     self: Any,
     space: str,
     namespace: str,

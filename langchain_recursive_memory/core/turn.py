@@ -164,20 +164,8 @@ class Turn:
         check_optional_text("tool_call_id", self.tool_call_id)
         check_timestamp("created_at", self.created_at)
         if self.blocks is not None:
-            if isinstance(self.blocks, str | bytes | Mapping) or not isinstance(
-                self.blocks, Sequence
-            ):
-                raise InvalidInputError.for_value("blocks", self.blocks, "must be a sequence")
-            for block in self.blocks:
-                if not isinstance(block, Mapping):
-                    raise InvalidInputError.for_value("block", block, "must be a mapping")
-            object.__setattr__(self, "blocks", tuple(check_json("blocks", self.blocks)))
-        if isinstance(self.tool_calls, str | bytes) or not isinstance(self.tool_calls, Sequence):
-            raise InvalidInputError.for_value("tool_calls", self.tool_calls, "must be a sequence")
-        for call in self.tool_calls:
-            if not isinstance(call, ToolCall):
-                raise InvalidInputError.for_value("tool_call", call, "must be a ToolCall")
-        object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+            object.__setattr__(self, "blocks", _checked_blocks(self.blocks))
+        object.__setattr__(self, "tool_calls", _checked_tool_calls(self.tool_calls))
         if not isinstance(self.extra, Mapping):
             raise InvalidInputError.for_value("extra", self.extra, "must be a mapping")
         if self.extra:
@@ -265,6 +253,26 @@ class Turn:
             turn_id=data.get("id"),
             created_at=data.get("created_at"),
         )
+
+
+def _checked_blocks(blocks: Any) -> tuple[Mapping[str, Any], ...]:
+    """A turn's content blocks, checked: a sequence of JSON mappings, as a tuple."""
+    if isinstance(blocks, str | bytes | Mapping) or not isinstance(blocks, Sequence):
+        raise InvalidInputError.for_value("blocks", blocks, "must be a sequence")
+    for block in blocks:
+        if not isinstance(block, Mapping):
+            raise InvalidInputError.for_value("block", block, "must be a mapping")
+    return tuple(check_json("blocks", blocks))
+
+
+def _checked_tool_calls(calls: Any) -> tuple[ToolCall, ...]:
+    """A turn's tool calls, checked: a sequence of :class:`ToolCall`, as a tuple."""
+    if isinstance(calls, str | bytes) or not isinstance(calls, Sequence):
+        raise InvalidInputError.for_value("tool_calls", calls, "must be a sequence")
+    for call in calls:
+        if not isinstance(call, ToolCall):
+            raise InvalidInputError.for_value("tool_call", call, "must be a ToolCall")
+    return tuple(calls)
 
 
 def canonical_role(name: str) -> str | None:

@@ -226,6 +226,6 @@ def nearest_events_steps(
         for e in events
     ]
     near = yield from nearest_steps(
-        session.store, space, (session.namespace, session.session_id), vector, wanted, k
+        session.store, space, (session.namespace, session.session_id), vector, wanted, n=k
     )
     return [by_id[c.ref] for c, _ in near]

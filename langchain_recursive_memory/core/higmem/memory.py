@@ -88,7 +88,16 @@ class HiGMem(Engine):
     ) -> None:
         counter = counter or TokenCounter()
         super().__init__(
-            session_id, model, store, path, namespace, retry, counter, embedder, on_usage, user_id
+            session_id,
+            model=model,
+            store=store,
+            path=path,
+            namespace=namespace,
+            retry=retry,
+            counter=counter,
+            embedder=embedder,
+            on_usage=on_usage,
+            user_id=user_id,
         )
         self.config = resolve_config(HiGMemConfig, config, config_fields)
         scope, models, cfg = self.session, self.models, self.config

@@ -109,7 +109,9 @@ def merge_events(
         note_tags = [tg for n in numbers for tg in nodes[n - 1].tags]
         old = known.get(eid)
         if old is None:
-            event = _new_event(batch, eid, spec, numbers, note_kw, note_tags, now)
+            event = _new_event(
+                batch, eid, spec, numbers, note_kw=note_kw, note_tags=note_tags, now=now
+            )
         elif len(old.turn_ids) < rewrite_limit and spec:
             event = replace(
                 old,
@@ -159,6 +161,7 @@ def _new_event(
     event_id: str,
     spec: Mapping[str, Any],
     numbers: Sequence[int],
+    *,
     note_kw: Sequence[str],
     note_tags: Sequence[str],
     now: float,

@@ -7,8 +7,11 @@
 * :mod:`.higmem` - HiGMem's indexing, turn-prediction, filter and rewrite prompts;
 * :mod:`.answers` - what every parser does first (reasoning, prefaces, fences and chatter
   stripped; refusals and "nothing" answers detected; the summary checks);
-* :mod:`.json_text` - JSON found anywhere in an answer and read leniently;
-* :mod:`.repair` - the prompt that asks again after an unusable answer, quoting the error.
+* :mod:`.json_text` - JSON found anywhere in an answer and read leniently.
+
+The prompt that asks again after an unusable answer is the runner's
+(:mod:`~..runtime.repair`): the runner sends it, and prompts sit above the store and the
+ranking, which sit above the runtime.
 
 ``tests/data/model_answers/`` holds the answers (written like gpt-4o-mini-, Claude- and
 open-model answers, and recorded from real runs) that every parser is tested on.
@@ -57,7 +60,6 @@ from .higmem import (
     turn_list_parser,
 )
 from .json_text import json_values, loads_lenient
-from .repair import repair_prompt
 from .summary import render_transcript, shorten_prompt, summary_prompt
 
 __all__ = [
@@ -91,7 +93,6 @@ __all__ = [
     "parse_summary",
     "render_known_facts",
     "render_transcript",
-    "repair_prompt",
     "says_none",
     "shorten_prompt",
     "strip_reasoning",

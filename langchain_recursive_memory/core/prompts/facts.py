@@ -155,14 +155,7 @@ def parse_facts(block: str, turn_ids: Sequence[str]) -> list[Fact]:
     values = json_values(body)
     if not values and says_none(body):
         return []  # "No new facts.": nothing to keep, not a malformed answer
-    objects: list[Any] = []
-    for value in values:
-        if isinstance(value, Mapping) and isinstance(value.get("facts"), list):
-            objects.extend(value["facts"])
-        elif isinstance(value, list):
-            objects.extend(value)
-        else:
-            objects.append(value)
+    objects = _fact_objects(values)
     if not objects:
         raise ModelOutputError(f"no JSON fact object in the facts block: {body[:120]!r}")
     now = _time.time()
@@ -181,6 +174,19 @@ def parse_facts(block: str, turn_ids: Sequence[str]) -> list[Fact]:
     if not facts and skipped:
         raise ModelOutputError(f"no usable fact in the facts block: {skipped[0]}")
     return list(facts.values())
+
+
+def _fact_objects(values: Sequence[Any]) -> list[Any]:
+    """The fact objects among JSON values: arrays and ``{"facts": [...]}`` unwrapped."""
+    objects: list[Any] = []
+    for value in values:
+        if isinstance(value, Mapping) and isinstance(value.get("facts"), list):
+            objects.extend(value["facts"])
+        elif isinstance(value, list):
+            objects.extend(value)
+        else:
+            objects.append(value)
+    return objects
 
 
 def _split_combined(answer: str) -> tuple[str, str | None]:

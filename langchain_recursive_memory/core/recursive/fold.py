@@ -161,6 +161,7 @@ class FoldRunner:
         summarizer: Summarizer,
         derived: DerivedWriter,
         archive: ArchiveIndex,
+        *,
         config: MemoryConfig,
         counter: TokenCounter,
         retry: RetryPolicy,

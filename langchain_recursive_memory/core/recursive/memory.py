@@ -163,7 +163,16 @@ class RecursiveMemory(DeprecatedNames, Engine):
         self.config = resolve_config(MemoryConfig, config, config_fields)
         counter = counter or TokenCounter(tokenizer_model)
         super().__init__(
-            session_id, model, store, path, namespace, retry, counter, embedder, on_usage, user_id
+            session_id,
+            model=model,
+            store=store,
+            path=path,
+            namespace=namespace,
+            retry=retry,
+            counter=counter,
+            embedder=embedder,
+            on_usage=on_usage,
+            user_id=user_id,
         )
         self.recall_scope = recall_scope
         self.extract_facts = extract_facts
@@ -174,14 +183,32 @@ class RecursiveMemory(DeprecatedNames, Engine):
         facts = FactSettings(extract_facts, fact_mode, fact_attempts)
         self._attempts = {"shorten_attempts": shorten_attempts, "fact_attempts": fact_attempts}
         session, models, user = self.session, self.models, self.user
-        summarizer = Summarizer(session, self.config, self.counter, models, facts, shorten_attempts)
+        summarizer = Summarizer(
+            session,
+            self.config,
+            self.counter,
+            models,
+            facts=facts,
+            shorten_attempts=shorten_attempts,
+        )
         archive = ArchiveIndex(session)
         derived = DerivedWriter(session, models, user, archive)
         self._fold_runner = FoldRunner(
-            session, user, summarizer, derived, archive, self.config, self.counter, self.retry
+            session,
+            user,
+            summarizer,
+            derived,
+            archive,
+            config=self.config,
+            counter=self.counter,
+            retry=self.retry,
         )
-        self._recaller = Recaller(session, models, user, self.context_builder, derived, archive)
-        self._rebuilder = Rebuilder(session, models, user, summarizer, derived, archive)
+        self._recaller = Recaller(
+            session, models, user, self.context_builder, derived=derived, archive=archive
+        )
+        self._rebuilder = Rebuilder(
+            session, models, user, summarizer, derived=derived, archive=archive
+        )
         self._derived = derived
         self._archive = archive
         if model is None:
@@ -255,7 +282,13 @@ class RecursiveMemory(DeprecatedNames, Engine):
         yield from self.user.scope_steps(self.recall_scope, "recall_scope")
         exclude = {t.id for t in base.window if t.id is not None}
         hits = yield from self._recaller.recall_steps(
-            query, k or CONTEXT_RECALL_K, KINDS, exclude, state, self.recall_scope, day
+            query,
+            k or CONTEXT_RECALL_K,
+            KINDS,
+            exclude=exclude,
+            state=state,
+            scope=self.recall_scope,
+            now=day,
         )
         return self._build_context(state, hits, reserve=reserve)
 

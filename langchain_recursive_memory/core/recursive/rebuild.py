@@ -57,6 +57,7 @@ class Rebuilder:
         models: Models,
         user: UserBinding,
         summarizer: Summarizer,
+        *,
         derived: DerivedWriter,
         archive: ArchiveIndex,
     ) -> None:

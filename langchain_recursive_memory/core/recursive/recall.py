@@ -123,6 +123,7 @@ class Recaller:
         models: Models,
         user: UserBinding,
         builder: ContextBuilder,
+        *,
         derived: DerivedWriter,
         archive: ArchiveIndex,
     ) -> None:
@@ -151,6 +152,7 @@ class Recaller:
         query: str,
         k: int,
         kinds: tuple[str, ...],
+        *,
         exclude: set[str] | None = None,
         state: SessionState | None = None,
         scope: str = "session",
@@ -186,7 +188,9 @@ class Recaller:
         scored: list[tuple[float, RecallHit]] = []
         query_vector = yield from self._query_vector_steps(query)
         if parts[1]:
-            scored = yield from self._turn_hits_steps(query, query_vector, parts, exclude, k, now)
+            scored = yield from self._turn_hits_steps(
+                query, query_vector, parts, exclude, k=k, now=now
+            )
         if facts:
             dense_pool = max(DENSE_POOL_PER_K * k, DENSE_POOL_MIN) + len(exclude)
             dense_facts = yield from self._dense_facts_steps(query_vector, facts, dense_pool)
@@ -260,7 +264,7 @@ class Recaller:
         scope = (self.session.namespace, self.session.session_id)
         try:
             near = yield from nearest_steps(
-                self.session.store, space, scope, query_vector, wanted, pool
+                self.session.store, space, scope, query_vector, wanted, n=pool
             )
         except StoreError as exc:
             self._dense_unavailable(exc)
@@ -273,24 +277,26 @@ class Recaller:
         query_vector: list[float] | None,
         parts: tuple[list[str], list[TurnIndex]],
         exclude: set[str],
+        *,
         k: int,
         now: dt.date | None = None,
     ) -> Steps[list[tuple[float, RecallHit]]]:
         """The ``k`` best archived turns of the sessions' indexes as hits (with their ranks).
 
-        The windows of the candidates get their vectors first (I/O, no lock held); then,
-        under the indexes' locks, the pool is ranked and the hits are built.
+        The candidates are found once; their windows get their vectors (I/O, no lock
+        held); then, under the indexes' locks, the pool is ranked and the hits are built.
         """
         sessions, indexes = parts
         own = self.session.session_id
         space = self.models.space
         query_unit = unit(query_vector) if query_vector is not None else None
+        with TurnPool.locked(indexes):
+            versions, masks = _candidates(sessions, indexes, own, exclude)
         if query_unit is not None and space is not None:
-            with TurnPool.locked(indexes):
-                wanted = [
-                    (sid, ix, np.flatnonzero(_candidates(ix, exclude if sid == own else set())))
-                    for sid, ix in zip(sessions, indexes, strict=True)
-                ]
+            wanted = [
+                (sid, ix, np.flatnonzero(mask))
+                for sid, ix, mask in zip(sessions, indexes, masks, strict=True)
+            ]
             try:
                 yield from embed_missing_steps(
                     self.session.store, space, self.session.namespace, wanted
@@ -299,14 +305,10 @@ class Recaller:
                 self._dense_unavailable(exc)
                 query_unit = None
         with TurnPool.locked(indexes):
+            if versions != [ix.version for ix in indexes]:  # changed while embedding
+                versions, masks = _candidates(sessions, indexes, own, exclude)
             pool = TurnPool(indexes, sessions, self.params)
-            keep = np.concatenate(
-                [
-                    _candidates(ix, exclude if sid == own else set())
-                    for sid, ix in zip(sessions, indexes, strict=True)
-                ]
-                or [np.zeros(0, bool)]
-            )
+            keep = np.concatenate(masks or [np.zeros(0, bool)])
             dense = pool.similarity(query_unit, keep) if query_unit is not None else None
             top, scores = pool.select(query, k, dense=dense, now=now, keep=keep)
             lex_rank = rank_of(pool.ranker.lexical_scores(query), top)
@@ -341,14 +343,23 @@ class Recaller:
         return cache.facts_index
 
 
-def _candidates(index: TurnIndex, exclude: set[str]) -> np.ndarray:
-    """A mask of the index's ranked turns that may be recalled (not in ``exclude``)."""
-    keep = np.ones(len(index.ranked_turns), bool)
-    for tid in exclude:
-        position = index.ranked_position(tid)
-        if position is not None:
-            keep[position] = False
-    return keep
+def _candidates(
+    sessions: Sequence[str], indexes: Sequence[TurnIndex], own: str, exclude: set[str]
+) -> tuple[list[int], list[np.ndarray]]:
+    """The turns that may be recalled: a mask of each index's ranked turns, and its version.
+
+    ``exclude``: the ids of turns of the ``own`` session not to recall. Call it holding
+    the indexes' locks; the masks hold while the versions do.
+    """
+    masks = []
+    for sid, index in zip(sessions, indexes, strict=True):
+        keep = np.ones(len(index.ranked_turns), bool)
+        for tid in exclude if sid == own else ():
+            position = index.ranked_position(tid)
+            if position is not None:
+                keep[position] = False
+        masks.append(keep)
+    return [ix.version for ix in indexes], masks
 
 
 def _fact_hit(

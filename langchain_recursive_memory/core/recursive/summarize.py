@@ -48,12 +48,12 @@ from ..prompts import (
     parse_summary,
     render_known_facts,
     render_transcript,
-    repair_prompt,
     shorten_prompt,
     summary_prompt,
 )
 from ..retrieval.lexical import LexicalIndex
 from ..runtime.effects import Steps, complete, store_call
+from ..runtime.repair import repair_prompt
 from ..session import Models, SessionRef
 from ..storage import StoredTurn, Summary
 from ..tokenizer import TokenCounter
@@ -115,6 +115,7 @@ class Summarizer:
         config: MemoryConfig,
         counter: TokenCounter,
         models: Models,
+        *,
         facts: FactSettings,
         shorten_attempts: int,
     ) -> None:

@@ -129,6 +129,7 @@ def nearest_steps(
     scope: tuple[str, str],
     vector: Sequence[float],
     wanted: Sequence[Candidate],
+    *,
     n: int,
 ) -> Steps[list[tuple[Candidate, float]]]:
     """Exact cosine search of ``vector`` over the ``wanted`` records of a session.

@@ -464,7 +464,7 @@ class LexicalIndex:
 
 
 def bm25_part(
-    tf: np.ndarray, lengths: np.ndarray, idf: float, avgdl: float, k1: float, b: float
+    tf: np.ndarray, lengths: np.ndarray, idf: float, avgdl: float, *, k1: float, b: float
 ) -> np.ndarray:
     """One term's BM25 (Lucene) score in documents of the given frequencies and lengths."""
     return np.asarray(idf * tf / (tf + k1 * (1 - b + b * lengths / avgdl)))
@@ -562,7 +562,7 @@ class PooledIndex:
                 continue
             docs, tf = found
             idf = idf_of(len(docs), self.size)
-            out[docs] += bm25_part(tf, self.lengths[docs], idf, avgdl, k1, b)
+            out[docs] += bm25_part(tf, self.lengths[docs], idf, avgdl, k1=k1, b=b)
         return out.astype(np.float32)
 
 

@@ -177,7 +177,8 @@ def embed_missing_steps(
     return written
 
 
-def user_pool_steps(
+# TODO(after merge): `given` keyword-only once core/recursive/archive.py passes it by name.
+def user_pool_steps(  # noqa: PLR0917
     store: MemoryStore,
     namespace: str,
     session_id: str,

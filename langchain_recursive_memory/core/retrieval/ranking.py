@@ -238,6 +238,7 @@ class TurnRanker:
         if not self.size or not pool.total:
             return out.astype(np.float32)
         avgdl = pool.total / pool.size
+        k1, b = self.params.k1, self.params.b
         for term in terms:
             found = pool.postings(term)
             if found is None:
@@ -246,13 +247,9 @@ class TurnRanker:
             again = ~first_mentions(docs, segments)
             if again.any():
                 idf = idf_of(len(docs), self.size)
-                part = bm25_part(tf[again], pool.lengths[docs[again]], idf, avgdl, *self._bm25)
+                part = bm25_part(tf[again], pool.lengths[docs[again]], idf, avgdl, k1=k1, b=b)
                 out[docs[again]] += part
         return out.astype(np.float32)
-
-    @property
-    def _bm25(self) -> tuple[float, float]:
-        return self.params.k1, self.params.b
 
     def _window_scores(
         self, pool: PooledIndex, terms: Sequence[str], segments: np.ndarray
@@ -277,7 +274,7 @@ class TurnRanker:
             tf = _window_tf(*found, segments, p.bm25_radius)
             hit = np.flatnonzero(tf)
             idf = idf_of(len(hit), self.size)
-            out[hit] += bm25_part(tf[hit], lengths[hit], idf, avgdl, p.k1, p.b)
+            out[hit] += bm25_part(tf[hit], lengths[hit], idf, avgdl, k1=p.k1, b=p.b)
         return out.astype(np.float32)
 
     def dialogue(self) -> np.ndarray:

@@ -3,7 +3,8 @@
 The engines' operations are written once, as generators of typed effects
 (:mod:`.effects`); the :class:`~.runner.Runner` each engine holds performs them with
 blocking calls or with ``await``, with one retry path (:mod:`.retry`) for model and
-embedding calls. Background folds run on :mod:`.background`.
+embedding calls, and one repair prompt (:mod:`.repair`) after an unusable answer.
+Background folds run on :mod:`.background`.
 
 Example:
     >>> from langchain_recursive_memory.core.runtime import Runner, store_call

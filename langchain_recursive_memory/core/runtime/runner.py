@@ -19,7 +19,7 @@ blocking Chroma call must not stall the event loop. Model and embedding calls st
 the runner, which owns what they share: retries, the repair prompt, accounting.
 
 A model call whose answer its parser cannot use is asked once more with a repair prompt
-that quotes the answer and the parser's error (:func:`~..prompts.repair_prompt`), not the
+that quotes the answer and the parser's error (:func:`~.repair.repair_prompt`), not the
 identical prompt; a second unusable answer is the call's final error. A call whose parser
 carries a JSON schema (:class:`~..models.WithSchema`) is asked for schema-shaped JSON when
 the model offers it (:func:`~..models.offers_json`), for the text prompt otherwise.
@@ -48,10 +48,10 @@ from typing import Any, Generic, TypeVar, cast
 
 from ..errors import EmbeddingError, ModelError, ModelOutputError, ModelTimeoutError
 from ..models import Embedder, TextModel, check_vectors, offers_json
-from ..prompts.repair import repair_prompt
 from ..tokenizer import TokenCounter
 from ..usage import Usage
 from .effects import INLINE, Effect, EmbedCall, Gather, ModelCall, Steps, StoreCall
+from .repair import repair_prompt
 from .retry import Retrying, RetryPolicy, acall_with_timeout, call_with_timeout
 
 __all__ = ["DEFAULT_EMBED_BATCH", "Runner"]
@@ -116,7 +116,7 @@ class _Attempts(Generic[T]):
     """The attempts of one model call: its prompt, then once a repair prompt.
 
     An answer the parser cannot use is counted, and the next attempt sends
-    :func:`~..prompts.repair_prompt` (the answer and the error quoted); a second unusable
+    :func:`~.repair.repair_prompt` (the answer and the error quoted); a second unusable
     answer is not retried (:meth:`retryable`). Failures of the call itself (an error, a
     timeout) are retried with the prompt as it is.
     """

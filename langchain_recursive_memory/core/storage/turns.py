@@ -129,6 +129,39 @@ class OpenTurns:
     turns: list[StoredTurn]
 
 
+def _open_rows(
+    got: Mapping[str, Any],
+    chains: Mapping[SessionOwner, str],
+    held: Mapping[str, Mapping[str, int]] | None,
+    out: dict[str, OpenTurns],
+) -> tuple[list[tuple[str, Mapping[str, Any]]], list[str]]:
+    """Sort what a read of open flags got (see :meth:`TurnLog.open_turns`).
+
+    Each session's open turn ids and order keys go to ``out``; returns the rows read whole
+    (``held`` None) and the ids of the turns to read whole (those not held as they are).
+    """
+    by_key = {owner.key: owner for owner in chains}
+    docs = got.get("documents") or [None] * len(got["ids"])
+    wanted: list[str] = []
+    rows: list[tuple[str, Mapping[str, Any]]] = []
+    for rid, doc, meta in zip(got["ids"], docs, got["metadatas"] or [], strict=True):
+        owner = by_key.get(str(meta.get("sk", "")))
+        if owner is None or not owner.owns(meta):
+            continue
+        if meta.get(OPEN_FLAGS[chains[owner]]) != open_key(owner.key, True):
+            continue
+        try:
+            tid, seq = str(meta["tid"]), int(meta["seq"])
+        except DAMAGED:
+            continue
+        out[owner.key].seqs[tid] = seq
+        if held is None:
+            rows.append((doc or "", meta))
+        elif held.get(owner.key, {}).get(tid) != seq:
+            wanted.append(rid)
+    return rows, wanted
+
+
 class TurnLog(Repository):
     """The ``{prefix}_turns`` collection, and the clock that orders new turns.
 
@@ -318,25 +351,7 @@ class TurnLog(Repository):
         got = self.chroma.call(
             "read open turns", partial(self.collection.get, where=where, include=include)
         )
-        docs = got.get("documents") or [None] * len(got["ids"])
-        wanted: list[str] = []
-        rows: list[tuple[str, Mapping[str, Any]]] = []
-        for rid, doc, meta in zip(got["ids"], docs, got["metadatas"] or [], strict=True):
-            found = by_key.get(str(meta.get("sk", "")))
-            if found is None or not found.owns(meta):
-                continue
-            owner = found
-            if meta.get(OPEN_FLAGS[chains[owner]]) != open_key(owner.key, True):
-                continue
-            try:
-                tid, seq = str(meta["tid"]), int(meta["seq"])
-            except DAMAGED:
-                continue
-            out[owner.key].seqs[tid] = seq
-            if held is None:
-                rows.append((doc or "", meta))
-            elif held.get(owner.key, {}).get(tid) != seq:
-                wanted.append(rid)
+        rows, wanted = _open_rows(got, chains, held, out)
         if wanted:
             got = self.chroma.call(
                 "read turns by id",

@@ -5,7 +5,7 @@ is the original prompt, then the previous answer (cut) and the parser's error, a
 request to answer again in the format asked for.
 
 Example:
-    >>> from langchain_recursive_memory.core.prompts.repair import repair_prompt
+    >>> from langchain_recursive_memory.core.runtime.repair import repair_prompt
     >>> print(repair_prompt("List the turns.", "Turns two and five", "no list of turn numbers"))
     List the turns.
     <BLANKLINE>
