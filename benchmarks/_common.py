@@ -99,7 +99,7 @@ def write_results(name: str, data: dict[str, Any], *, directory: Path | None = N
     return path
 
 
-def write_outputs(
+def write_result_files(
     name: str,
     data: dict[str, Any],
     draw: Callable[[Path], object] | None = None,

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _common import console, print_table, pyplot, save_figure, write_outputs
+from _common import console, print_table, pyplot, save_figure, write_result_files
 
 from .systems import FLOOR
 
@@ -42,7 +42,7 @@ def written(
     results_dir: Path | None,
 ) -> dict[str, Any]:
     """Write ``<out>.json`` (and ``<out>.png`` with ``draw``); ``result`` with their paths."""
-    path, png = write_outputs(out, result, draw, directory=results_dir)
+    path, png = write_result_files(out, result, draw, directory=results_dir)
     result["json"] = str(path)
     if png is not None:
         result["png"] = str(png)
