@@ -85,6 +85,32 @@ def count(
     }
 
 
+def report(out: dict[str, Any], turns: int) -> None:
+    """The calls per add and per read of each engine and scope, and by what they do."""
+    rows = []
+    for scope in ("session", "user"):
+        for engine, got in out[scope].items():
+            rows.append(
+                [
+                    f"{engine} ({scope})",
+                    f"{got['add_mean']:.2f} ({got['add_min']}-{got['add_max']})",
+                    f"{got['read_mean']:.2f} ({got['read_min']}-{got['read_max']})",
+                    f"{got['add_mean'] + got['read_mean']:.2f}",
+                ]
+            )
+    rows.append(["raw chromadb (floor)", "1", "1", "2"])
+    print_table(
+        f"Chroma calls per exchange, steady state ({turns:,} turns; library "
+        f"{out['code'].get('library_path')})",
+        ["engine", "per add: mean (min-max)", "per read: mean (min-max)", "per exchange"],
+        rows,
+    )
+    for scope in ("session", "user"):
+        for engine, got in out[scope].items():
+            console.print(f"{engine} ({scope}) add: {json.dumps(got['add_by_kind'])}")
+            console.print(f"{engine} ({scope}) read: {json.dumps(got['read_by_kind'])}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
@@ -101,12 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     console.print(f"library: {langchain_recursive_memory.__file__}")
     ChromaCalls.install()
     rng = random.Random(0)
-    out: dict[str, Any] = {
-        "code": library_version(),
-        "settings": vars(args),
-        "session": {},
-        "user": {},
-    }
+    out: dict[str, Any] = {"code": library_version(), "settings": vars(args)}
+    out.update(session={}, user={})
     with tempfile.TemporaryDirectory(prefix="lrm-calls-") as tmp:
         for engine in args.engines:
             talk = Talk(args.data, variant=0)
@@ -129,28 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             out["user"][engine] = count(
                 umem, engine, talks[0], args.user_turns, args.exchanges, rng, scope="user"
             )
-    rows = []
-    for scope in ("session", "user"):
-        for engine, got in out[scope].items():
-            rows.append(
-                [
-                    f"{engine} ({scope})",
-                    f"{got['add_mean']:.2f} ({got['add_min']}-{got['add_max']})",
-                    f"{got['read_mean']:.2f} ({got['read_min']}-{got['read_max']})",
-                    f"{got['add_mean'] + got['read_mean']:.2f}",
-                ]
-            )
-    rows.append(["raw chromadb (floor)", "1", "1", "2"])
-    print_table(
-        f"Chroma calls per exchange, steady state ({args.turns:,} turns; library "
-        f"{out['code'].get('library_path')})",
-        ["engine", "per add: mean (min-max)", "per read: mean (min-max)", "per exchange"],
-        rows,
-    )
-    for scope in ("session", "user"):
-        for engine, got in out[scope].items():
-            console.print(f"{engine} ({scope}) add: {json.dumps(got['add_by_kind'])}")
-            console.print(f"{engine} ({scope}) read: {json.dumps(got['read_by_kind'])}")
+    report(out, args.turns)
     console.print(f"wrote {write_results(args.out, out)}")
     return 0
 

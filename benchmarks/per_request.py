@@ -287,6 +287,20 @@ def run_variant(variant: str, args: argparse.Namespace) -> dict[str, Any]:
     return child_json(command, variant, stderr=False)
 
 
+def measured(variant: str, args: argparse.Namespace) -> dict[str, Any]:
+    """One variant run in its fresh process, with what was asked and when."""
+    t0 = time.time()
+    got = run_variant(variant, args)
+    got["exchanges_asked"] = args.exchanges
+    got["max_seconds"] = args.max_seconds
+    got["started"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t0))
+    got["wall_seconds"] = time.time() - t0
+    console.print(
+        f"{variant}: {got['windows'][-1]['exchanges']:,} exchanges in {got['seconds']:.0f} s"
+    )
+    return got
+
+
 def report(result: dict[str, Any]) -> None:
     variants = result["variants"]
     rows = []
@@ -421,13 +435,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.replot:
-        results = [
-            (
-                name.removeprefix("per-request-") or name,
-                load_result(name),
-            )
-            for name in args.replot
-        ]
+        names = args.replot
+        results = [(name.removeprefix("per-request-") or name, load_result(name)) for name in names]
         console.print(f"wrote {plot(results, RESULTS / f'{args.replot[0]}.png')}")
         return 0
     import langchain_recursive_memory
@@ -446,16 +455,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         {"session": SESSION, "data": args.data, "window": args.window}
     )
     for variant in args.variants:
-        t0 = time.time()
-        got = run_variant(variant, args)
-        got["exchanges_asked"] = args.exchanges
-        got["max_seconds"] = args.max_seconds
-        got["started"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t0))
-        got["wall_seconds"] = time.time() - t0
-        result["variants"][variant] = got
-        console.print(
-            f"{variant}: {got['windows'][-1]['exchanges']:,} exchanges in {got['seconds']:.0f} s"
-        )
+        result["variants"][variant] = measured(variant, args)
     report(result)
     path, png = write_result_files(args.out, result, lambda png: plot([(args.out, result)], png))
     console.print(f"wrote {path} and {png}")

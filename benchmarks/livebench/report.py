@@ -141,6 +141,7 @@ def plot(result: dict[str, Any], path: Path) -> Path:
         stats = got["sweep"]["sizes"]
         for name in [*got["engines"], FLOOR]:
             sizes = sorted(int(s) for s in stats[name])
+            style: dict[str, Any]
             if name == FLOOR:
                 ys = [floor_total(stats[name][str(s)], mode) for s in sizes]
                 style = {"color": "grey", "linestyle": "--", "label": "raw Chroma (floor)"}

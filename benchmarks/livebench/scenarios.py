@@ -80,7 +80,7 @@ def _exchanges(
     systems: Sequence[Floor | Ours], talk: Talk, rng: random.Random, n: int, samples: int
 ) -> dict[str, dict[str, list[float]]]:
     """Time ``samples`` live exchanges from turn ``n``, the systems taking turns."""
-    times = {s.name: {kind: [] for kind in KINDS} for s in systems}
+    times: dict[str, dict[str, list[float]]] = {s.name: {k: [] for k in KINDS} for s in systems}
     for i in range(samples):
         question = talk.question(rng, n)
         exchange = talk.turns(n, 2)

@@ -159,10 +159,12 @@ class Vectors:
         self.embedder = embedder
 
     def docs(self, texts: list[str]) -> list[list[float]]:
-        return self.embedder.embed_documents(texts)
+        vectors: list[list[float]] = self.embedder.embed_documents(texts)
+        return vectors
 
     def query(self, text: str) -> list[float]:
-        return self.embedder.embed_query(text)
+        vector: list[float] = self.embedder.embed_query(text)
+        return vector
 
 
 def raw_records(
