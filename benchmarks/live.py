@@ -72,47 +72,24 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from livebench import cli
-from livebench.report import TARGETS, floor_total, plot, plot_concurrency, plot_worker, report
-from livebench.scenarios import first_read, ratios, run, summary, sweep, user_scope
-from livebench.systems import (
-    EMBEDDERS,
-    ENGINES,
-    FLOOR,
-    USER,
-    K,
-    make_embedder,
-    make_memory,
-    read,
-)
+from livebench.report import floor_total
+from livebench.scenarios import run
+from livebench.systems import FLOOR, make_embedder, make_memory, read
 from livebench.talk import TURNS_PER_DAY, Talk
 from livebench.throughput import concurrency
 from livebench.worker import worker_memory
 
 __all__ = [
-    "EMBEDDERS",
-    "ENGINES",
     "FLOOR",
-    "K",
-    "TARGETS",
     "TURNS_PER_DAY",
-    "USER",
     "Talk",
     "concurrency",
-    "first_read",
     "floor_total",
     "main",
     "make_embedder",
     "make_memory",
-    "plot",
-    "plot_concurrency",
-    "plot_worker",
-    "ratios",
     "read",
-    "report",
     "run",
-    "summary",
-    "sweep",
-    "user_scope",
     "worker_memory",
 ]
 

@@ -8,3 +8,8 @@
 * ``report``: the tables, verdicts against the targets, PNGs and result files;
 * ``cli``: the command line.
 """
+
+from pathlib import Path
+
+LIVE = Path(__file__).resolve().parents[1] / "live.py"
+"""The command: the children of the live benchmark (first reads, workers) run through it."""

@@ -19,6 +19,7 @@ from _measure import ChromaCalls, child_json
 
 from langchain_recursive_memory.core import MemoryStore
 
+from . import LIVE
 from .report import TARGETS, floor_total, plot, report, verdict, written
 from .systems import (
     ENGINES,
@@ -37,9 +38,6 @@ from .systems import (
     read,
 )
 from .talk import Talk
-
-LIVE = Path(__file__).resolve().parents[1] / "live.py"
-"""The command: its children (first reads, workers) run through it."""
 
 KINDS = ("add", "read", "total", "embed", "in_chroma", "library")
 """What the sweep times of each exchange (``embed``: the floor's embedding time)."""

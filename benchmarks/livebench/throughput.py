@@ -24,6 +24,7 @@ from _common import DEFAULT_LOCOMO, console, library_version, pct
 
 from langchain_recursive_memory.core import MemoryStore
 
+from . import LIVE
 from .report import TARGETS, plot_concurrency, report_concurrency, written
 from .systems import (
     ENGINES,
@@ -39,7 +40,6 @@ from .systems import (
 from .talk import Talk
 
 CONC_WORKER = "--conc-worker"
-LIVE = Path(__file__).resolve().parents[1] / "live.py"
 
 
 @dataclass

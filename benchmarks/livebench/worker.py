@@ -21,6 +21,7 @@ from _measure import child_json, malloc_trim, rss_bytes
 
 from langchain_recursive_memory.core import CacheLimits, MemoryStore
 
+from . import LIVE
 from .report import plot_worker, report_worker, written
 from .systems import Vectors, chroma_client, make_embedder, make_memory, raw_add, raw_query
 from .talk import Talk
@@ -28,7 +29,6 @@ from .talk import Talk
 WORKER_MEMORY = "--worker-memory-child"
 WORKER_TURNS = 480
 WORKER_BATCH = 16
-LIVE = Path(__file__).resolve().parents[1] / "live.py"
 
 
 def rss_mb() -> float:
