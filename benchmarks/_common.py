@@ -1,5 +1,6 @@
-"""Shared helpers of the benchmarks: LoCoMo loading, result files, tables, machine info, and
-the corpus of model answers the parser tests use (``tests/data/model_answers/``)."""
+"""Shared helpers of the benchmarks: LoCoMo loading, result files, tables, plots, statistics,
+machine info, the code measured, and the corpus of model answers the parser tests use
+(``tests/data/model_answers/``)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def _shared_data() -> Path:
 
 
 SHARED_DATA = _shared_data()
+LIBRARY = ("langchain_recursive_memory", "llamaindex_higmem")
+"""The library's packages (the folders whose changes a result's ``code`` records)."""
 DEFAULT_LOCOMO = SHARED_DATA / "locomo" / "locomo_dev.json"
 DEFAULT_LONGMEMEVAL = SHARED_DATA / "longmemeval" / "longmemeval_s_dev.json.xz"
 _DIA_RE = re.compile(r"^D\d+:\d+$")
@@ -50,25 +53,41 @@ def machine() -> dict[str, Any]:
     }
 
 
-def code_version(root: Path = ROOT) -> dict[str, Any]:
-    """The git commit measured, and the library files that differ from it (if any)."""
+def _git(root: Path, *args: str) -> str | None:
+    """``git -C root args`` output, or None when git fails (or is missing)."""
     import subprocess
 
-    def git(*args: str) -> str | None:
-        try:
-            done = subprocess.run(
-                ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return done.stdout if done.returncode == 0 else None
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
 
-    commit = (git("rev-parse", "HEAD") or "").strip() or None
-    status = git("status", "--porcelain", "--", "langchain_recursive_memory", "llamaindex_higmem")
+
+def code_version(root: Path = ROOT) -> dict[str, Any]:
+    """The git commit measured, and the library files that differ from it (if any)."""
+    commit = (_git(root, "rev-parse", "HEAD") or "").strip() or None
+    status = _git(root, "status", "--porcelain", "--", *LIBRARY)
     return {
         "commit": commit,
         "modified_library_files": [line[3:] for line in (status or "").splitlines() if line],
     }
+
+
+def library_version() -> dict[str, Any]:
+    """What was measured: the library actually imported (its folder, the commit of its
+    checkout, its modified files), which may be another worktree than this script's."""
+    import langchain_recursive_memory
+
+    root = Path(langchain_recursive_memory.__file__).resolve().parents[1]
+    out = code_version(root)
+    out["library_path"] = str(root)
+    commit = _git(root, "log", "-1", "--format=%H", "--", *LIBRARY)
+    out["library_commit"] = None if commit is None else commit.strip()
+    out["script_commit"] = code_version()["commit"]
+    return out
 
 
 def write_results(name: str, data: dict[str, Any], *, directory: Path | None = None) -> Path:
@@ -78,6 +97,28 @@ def write_results(name: str, data: dict[str, Any], *, directory: Path | None = N
     path = target / f"{name}.json"
     path.write_text(json.dumps({"machine": machine(), **data}, indent=2, default=str))
     return path
+
+
+def write_result_files(
+    name: str,
+    data: dict[str, Any],
+    draw: Callable[[Path], object] | None = None,
+    *,
+    directory: Path | None = None,
+) -> tuple[Path, Path | None]:
+    """:func:`write_results`, then ``draw(<name>.png)`` beside the JSON; both paths."""
+    path = write_results(name, data, directory=directory)
+    if draw is None:
+        return path, None
+    png = path.with_suffix(".png")
+    draw(png)
+    return path, png
+
+
+def load_result(name: str, directory: Path = RESULTS) -> dict[str, Any]:
+    """A result written by :func:`write_results` (``<directory>/<name>.json``)."""
+    data: dict[str, Any] = json.loads((directory / f"{name}.json").read_text())
+    return data
 
 
 def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
@@ -90,6 +131,16 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     console.print(table)
 
 
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend (files only, no display)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def save_figure(fig: Any, path: Path) -> Path:
     """Lay out a matplotlib figure, write it to ``path`` (PNG, 120 dpi) and close it."""
     import matplotlib.pyplot as plt
@@ -99,6 +150,29 @@ def save_figure(fig: Any, path: Path) -> Path:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def pct(seconds: Sequence[float], q: float, method: str = "linear") -> float:
+    """The ``q``-th percentile of durations in seconds, in milliseconds (0 when empty).
+
+    ``method`` is numpy's (``"lower"``: the sample at ``floor(q / 100 * (n - 1))``).
+    """
+    if not len(seconds):
+        return 0.0
+    import numpy as np
+
+    xs = np.asarray(seconds, dtype=float)
+    return float(np.percentile(xs, q, method=method) * 1000)  # type: ignore[call-overload]
+
+
+def mean_or_none(values: Sequence[float]) -> float | None:
+    """The mean of ``values``, or None when there are none."""
+    return statistics.fmean(values) if values else None
+
+
+def median_or_none(values: Sequence[float]) -> float | None:
+    """The median of ``values``, or None when there are none."""
+    return statistics.median(values) if values else None
 
 
 def median_ms(samples: Sequence[float]) -> float:

@@ -33,6 +33,7 @@ from _common import (
     evidence_ids,
     load_locomo,
     print_table,
+    pyplot,
     save_figure,
     write_results,
 )
@@ -109,11 +110,7 @@ def rules(caps: Sequence[int]) -> dict[str, Callable[[Ranked], list[str]]]:
 
 def plot(results: Mapping[str, Mapping[str, float]], path: Path, title: str) -> None:
     """Recall against turns: the fixed-k curve and the adaptive points."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fixed = [v for name, v in results.items() if name.startswith("fixed")]
     ratio = [(name, v) for name, v in results.items() if name.startswith("ratio")]
     fig, ax = plt.subplots(figsize=(7, 4.2))

@@ -21,53 +21,24 @@ import random
 import statistics
 import sys
 import tempfile
-import threading
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DEFAULT_LOCOMO, console, print_table
-from _common import write_results as _write_results
-from live import ENGINES, USER, Talk, make_memory, read, versions
+from _common import DEFAULT_LOCOMO, console, library_version, print_table, write_results
+from _measure import ChromaCalls
+from livebench.systems import ENGINES, USER, make_memory, read
+from livebench.talk import Talk
 
 from langchain_recursive_memory.core import MemoryStore
 
 
-class Calls:
-    """The library's Chroma calls (``StoreClient.call``, outermost only), by what they do."""
-
-    counts: ClassVar[Counter[str]] = Counter()
-    _depth = threading.local()
-
-    @classmethod
-    def install(cls) -> None:
-        from langchain_recursive_memory.core.storage import client
-
-        original = client.StoreClient.call
-
-        def call(self: Any, what: str, fn: Any) -> Any:
-            depth = getattr(cls._depth, "n", 0)
-            cls._depth.n = depth + 1
-            try:
-                return original(self, what, fn)
-            finally:
-                cls._depth.n = depth
-                if depth == 0:
-                    cls.counts[what] += 1
-
-        client.StoreClient.call = call  # type: ignore[method-assign]
-
-    @classmethod
-    def snapshot(cls) -> Counter[str]:
-        return Counter(cls.counts)
-
-
 def _delta(before: Counter[str]) -> Counter[str]:
     return Counter(
-        {k: v - before.get(k, 0) for k, v in Calls.counts.items() if v - before.get(k, 0)}
+        {k: v - before.get(k, 0) for k, v in ChromaCalls.counts.items() if v - before.get(k, 0)}
     )
 
 
@@ -88,12 +59,12 @@ def count(
     n = start
     for _ in range(exchanges):
         question = talk.question(rng, n)
-        c0 = Calls.snapshot()
+        c0 = ChromaCalls.snapshot()
         memory.add(talk.turns(n, 2))
         d = _delta(c0)
         adds.append(sum(d.values()))
         add_kinds.update(d)
-        c0 = Calls.snapshot()
+        c0 = ChromaCalls.snapshot()
         read(engine, memory, question, scope)
         d = _delta(c0)
         reads.append(sum(d.values()))
@@ -114,6 +85,32 @@ def count(
     }
 
 
+def report(out: dict[str, Any], turns: int) -> None:
+    """The calls per add and per read of each engine and scope, and by what they do."""
+    rows = []
+    for scope in ("session", "user"):
+        for engine, got in out[scope].items():
+            rows.append(
+                [
+                    f"{engine} ({scope})",
+                    f"{got['add_mean']:.2f} ({got['add_min']}-{got['add_max']})",
+                    f"{got['read_mean']:.2f} ({got['read_min']}-{got['read_max']})",
+                    f"{got['add_mean'] + got['read_mean']:.2f}",
+                ]
+            )
+    rows.append(["raw chromadb (floor)", "1", "1", "2"])
+    print_table(
+        f"Chroma calls per exchange, steady state ({turns:,} turns; library "
+        f"{out['code'].get('library_path')})",
+        ["engine", "per add: mean (min-max)", "per read: mean (min-max)", "per exchange"],
+        rows,
+    )
+    for scope in ("session", "user"):
+        for engine, got in out[scope].items():
+            console.print(f"{engine} ({scope}) add: {json.dumps(got['add_by_kind'])}")
+            console.print(f"{engine} ({scope}) read: {json.dumps(got['read_by_kind'])}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
@@ -128,9 +125,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     import langchain_recursive_memory
 
     console.print(f"library: {langchain_recursive_memory.__file__}")
-    Calls.install()
+    ChromaCalls.install()
     rng = random.Random(0)
-    out: dict[str, Any] = {"code": versions(), "settings": vars(args), "session": {}, "user": {}}
+    out: dict[str, Any] = {"code": library_version(), "settings": vars(args)}
+    out.update(session={}, user={})
     with tempfile.TemporaryDirectory(prefix="lrm-calls-") as tmp:
         for engine in args.engines:
             talk = Talk(args.data, variant=0)
@@ -153,29 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             out["user"][engine] = count(
                 umem, engine, talks[0], args.user_turns, args.exchanges, rng, scope="user"
             )
-    rows = []
-    for scope in ("session", "user"):
-        for engine, got in out[scope].items():
-            rows.append(
-                [
-                    f"{engine} ({scope})",
-                    f"{got['add_mean']:.2f} ({got['add_min']}-{got['add_max']})",
-                    f"{got['read_mean']:.2f} ({got['read_min']}-{got['read_max']})",
-                    f"{got['add_mean'] + got['read_mean']:.2f}",
-                ]
-            )
-    rows.append(["raw chromadb (floor)", "1", "1", "2"])
-    print_table(
-        f"Chroma calls per exchange, steady state ({args.turns:,} turns; library "
-        f"{out['code'].get('library_path')})",
-        ["engine", "per add: mean (min-max)", "per read: mean (min-max)", "per exchange"],
-        rows,
-    )
-    for scope in ("session", "user"):
-        for engine, got in out[scope].items():
-            console.print(f"{engine} ({scope}) add: {json.dumps(got['add_by_kind'])}")
-            console.print(f"{engine} ({scope}) read: {json.dumps(got['read_by_kind'])}")
-    console.print(f"wrote {_write_results(args.out, out)}")
+    report(out, args.turns)
+    console.print(f"wrote {write_results(args.out, out)}")
     return 0
 
 

@@ -33,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import RESULTS, print_table, save_figure, write_results
+from _common import RESULTS, print_table, pyplot, save_figure, write_results
 
 from langchain_recursive_memory.core import MemoryStore
 from langchain_recursive_memory.core.storage.server import LocalChromaServer
@@ -132,11 +132,7 @@ def measure(store: MemoryStore, expected: int, latencies: list[float]) -> dict[s
 
 def plot(rows: dict[int, dict[str, Any]], path: Path) -> None:
     """Calls per committed version and p95 add latency against the number of writers."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     ns = sorted(rows)
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
     left.plot(ns, [rows[n]["calls_per_version"] for n in ns], marker="o")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import RESULTS, console, load_locomo, print_table, write_results
+from _common import RESULTS, console, load_locomo, print_table, pyplot, write_results
 from _standins import summary_stand_in
 
 from langchain_recursive_memory.cli.loaders import locomo_turns
@@ -171,11 +171,7 @@ def main() -> int:
             "points": results,
         },
     )
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for ax, name in zip(
         axes, ["synthetic", next(k for k in results if k != "synthetic")], strict=True

@@ -63,6 +63,7 @@ from _common import (
     console,
     load_locomo,
     print_table,
+    pyplot,
     save_figure,
     write_results,
 )
@@ -500,11 +501,7 @@ def print_results(result: Mapping[str, Any]) -> None:
 
 
 def plot(result: Mapping[str, Any], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     rows = result["embedders"]
     specs = list(rows)
     labels = [s.replace("static@", "static ").rsplit("/", 1)[-1] for s in specs]

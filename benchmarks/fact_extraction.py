@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import RESULTS, console, load_locomo, locomo_turns, print_table, write_results
+from _common import RESULTS, console, load_locomo, locomo_turns, print_table, pyplot, write_results
 from _standins import summary_stand_in
 
 from langchain_recursive_memory.core import (
@@ -110,11 +110,7 @@ def main() -> int:
             "separate_over_combined_input": ratio,
         },
     )
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     names = [r["mode"] for r in results]
     ax.bar([n + " in" for n in names], [r["input_tokens_per_100_turns"] for r in results])

@@ -66,10 +66,12 @@ from _common import (
     evidence_ids,
     kind_of,
     load_locomo,
+    mean_or_none,
     print_table,
+    pyplot,
     register_kind,
     save_figure,
-    write_results,
+    write_result_files,
 )
 
 from langchain_recursive_memory.cli.loaders import ingest, locomo_turns
@@ -785,30 +787,26 @@ def _usage_dict(usage: Usage) -> dict[str, int]:
     }
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return statistics.fmean(values) if values else None
-
-
 def _aggregate(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     with_ev = [r for r in records if r["gold"]]
     out: dict[str, Any] = {
         "questions": len(records),
         "with_evidence": len(with_ev),
-        "recall": _mean([r["recall"] for r in with_ev]),
-        "precision": _mean([r["precision"] for r in with_ev]),
-        "turns": _mean([len(r["returned"]) for r in with_ev]),
-        "tokens": _mean([r["tokens"] for r in with_ev]),
+        "recall": mean_or_none([r["recall"] for r in with_ev]),
+        "precision": mean_or_none([r["precision"] for r in with_ev]),
+        "turns": mean_or_none([len(r["returned"]) for r in with_ev]),
+        "tokens": mean_or_none([r["tokens"] for r in with_ev]),
         "tokens_max": max((r["tokens"] for r in with_ev), default=None),
     }
     answered = [r for r in records if r.get("prediction") is not None]
     if answered:
-        out["f1"] = _mean([r["f1"] for r in answered])
-        out["f1_set"] = _mean([r["f1_set"] for r in answered if r.get("f1_set") is not None])
+        out["f1"] = mean_or_none([r["f1"] for r in answered])
+        out["f1_set"] = mean_or_none([r["f1_set"] for r in answered if r.get("f1_set") is not None])
         judged = [r["judge"] for r in answered if r.get("judge") is not None]
         ruled = [r["judge_rule"] for r in answered if r.get("judge_rule") is not None]
         if judged or ruled:
-            out["judge"] = _mean(judged)  # categories 1-4: comparable with mem0's
-            out["judge_with_adversarial"] = _mean(judged + ruled)
+            out["judge"] = mean_or_none(judged)  # categories 1-4: comparable with mem0's
+            out["judge_with_adversarial"] = mean_or_none(judged + ruled)
     return out
 
 
@@ -1147,11 +1145,7 @@ def _judge_of(block: Mapping[str, Any]) -> Any:
 
 
 def plot(result: Mapping[str, Any], path: Path, title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2))
     points = [
         (name, res["overall"]["turns"], res["overall"]["recall"])
@@ -1213,17 +1207,17 @@ def write_outputs(
     }
     if details:
         data["questions"] = result["questions"]
-    json_path = write_results(out, data, directory=directory)
-    png_path = json_path.with_suffix(".png")
     settings = result["settings"]
-    plot(
-        result,
-        png_path,
+    title = (
         f"LoCoMo ({result['conversations']} conversations): evidence recall vs turns\n"
         f"embedder {settings['embedder']}, higmem k={settings['k']}, "
         f"max_tokens={settings['max_tokens']}"
-        + (f", {settings['model']}" if settings["model"] else ""),
+        + (f", {settings['model']}" if settings["model"] else "")
     )
+    json_path, png_path = write_result_files(
+        out, data, lambda png: plot(result, png, title), directory=directory
+    )
+    assert png_path is not None
     return json_path, png_path
 
 
@@ -1239,7 +1233,7 @@ def report_dates(result: dict[str, Any]) -> None:
             "date_naming": [r for r in with_ev if question_spans(str(r["question"]))],
         }
         res["dates"] = {
-            key: {"questions": len(rs), "recall": _mean([r["recall"] for r in rs])}
+            key: {"questions": len(rs), "recall": mean_or_none([r["recall"] for r in rs])}
             for key, rs in groups.items()
         }
         cells = [f"{_fmt(v['recall'])} ({v['questions']})" for v in res["dates"].values()]

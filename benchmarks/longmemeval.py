@@ -102,9 +102,12 @@ from _common import (
     code_version,
     console,
     load_longmemeval,
+    mean_or_none,
+    median_or_none,
     print_table,
+    pyplot,
     save_figure,
-    write_results,
+    write_result_files,
 )
 
 from langchain_recursive_memory.core import (
@@ -791,10 +794,6 @@ class WarningCounter(logging.Handler):
         self.counts[re.sub(r"session '[^']*': ", "", message)[:90]] += 1
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return statistics.fmean(values) if values else None
-
-
 def aggregate(
     records: Sequence[Mapping[str, Any]], system: str, ks: Sequence[int]
 ) -> dict[str, Any]:
@@ -806,12 +805,12 @@ def aggregate(
             scored = [r["systems"][system]["metrics"][level] for r in rows]
             scored = [m for m in scored if m is not None]
             names = [f"{m}@{k}" for k in ks for m in ("recall_any", "recall_all", "ndcg")]
-            out[level] = {n: _mean([m[n] for m in scored]) for n in names}
+            out[level] = {n: mean_or_none([m[n] for m in scored]) for n in names}
             out[level]["n"] = len(scored)
         near = [r["systems"][system]["near_top5"] for r in rows]
         shown = sum(b for _, b in near)
         out["near_top5_share"] = sum(a for a, _ in near) / shown if shown else None
-        out["distinct_sessions_top10"] = _mean(
+        out["distinct_sessions_top10"] = mean_or_none(
             [r["systems"][system]["distinct_sessions_top10"] for r in rows]
         )
         out["questions"] = len(rows)
@@ -1161,7 +1160,7 @@ def diagnostics(
         ]
         out[n] = {
             "near_top5_share": sum(a for a, _ in near) / max(1, sum(b for _, b in near)),
-            "distinct_sessions_top10": _mean(
+            "distinct_sessions_top10": mean_or_none(
                 [r["systems"][n]["distinct_sessions_top10"] for r in records]
             ),
             "returned_in_score_order": sum(
@@ -1169,7 +1168,7 @@ def diagnostics(
             ),
             "assistant_share_top10": sum(r["systems"][n]["assistant_top10"] for r in records)
             / max(1, sum(min(10, len(r["systems"][n]["ranked"])) for r in records)),
-            "median_chars_top10": _median(
+            "median_chars_top10": median_or_none(
                 [c for r in records for c in r["systems"][n]["chars_top10"]]
             ),
         }
@@ -1188,14 +1187,10 @@ def diagnostics(
     out["evidence"] = {
         "turns": len(roles),
         "assistant_share": roles.count("assistant") / max(1, len(roles)),
-        "median_chars": _median([c for r in records for c in r["evidence_chars"]]),
+        "median_chars": median_or_none([c for r in records for c in r["evidence_chars"]]),
     }
     out["questions"] = len(records)
     return out
-
-
-def _median(values: Sequence[float]) -> float | None:
-    return statistics.median(values) if values else None
 
 
 def timing(
@@ -1368,12 +1363,9 @@ def print_results(result: Mapping[str, Any], title: str) -> None:
 
 
 def plot(result: Mapping[str, Any], path: Path, title: str) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
+    plt = pyplot()
     ks = result["settings"]["ks"]
     names = result["settings"]["systems"]
     metrics = [f"recall_all@{ks[-1]}", f"recall_any@{ks[0]}"]
@@ -1413,8 +1405,9 @@ def write_outputs(
     """Write ``<out>.json`` (per-question records only with ``details``) and ``<out>.png``."""
     data = {k: v for k, v in result.items() if k != "questions" or details}
     data["code"] = code_version()
-    path = write_results(out, data, directory=directory)
-    plot(result, directory / f"{out}.png", title or out)
+    path, _ = write_result_files(
+        out, data, lambda png: plot(result, png, title or out), directory=directory
+    )
     return path
 
 

@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import RESULTS, console, print_table, save_figure, write_results
+from _common import RESULTS, console, pct, print_table, pyplot, save_figure, write_results
 from _standins import summary_stand_in
 
 from langchain_recursive_memory.core import (
@@ -96,10 +96,6 @@ class FixedEmbedder:
 def message(rng: random.Random, i: int) -> str:
     words = " ".join(rng.choice(WORDS) for _ in range(25))
     return f"Message {i}: {words}."
-
-
-def pct(samples: list[float], q: float) -> float:
-    return float(np.percentile(samples, q) * 1000)
 
 
 def bench_add(tmp: Path, repeat: int) -> dict[str, float]:
@@ -313,11 +309,7 @@ def bench_tokens(repeat: int) -> dict[str, float]:
 
 def plot(results: dict[str, float], path: Path) -> None:
     """Bar chart of the medians (log scale: a fold waited for inline dwarfs the rest)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     bars = [
         ("raw Chroma add", "raw_add_p50_ms", "tab:gray"),
         ("memory add", "memory_add_p50_ms", "tab:blue"),

@@ -51,22 +51,31 @@ import gc
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import warnings
 import weakref
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DEFAULT_LOCOMO, RESULTS, console, print_table, save_figure
-from _common import write_results as _write_results
+from _common import (
+    DEFAULT_LOCOMO,
+    RESULTS,
+    console,
+    library_version,
+    load_result,
+    median_ms,
+    pct,
+    print_table,
+    pyplot,
+    save_figure,
+    write_result_files,
+)
+from _measure import ChromaCalls, child_json, rss_bytes
 
 VARIANTS = (
     "history-shared",
@@ -85,40 +94,8 @@ HERE = Path(__file__).resolve()
 
 
 def rss_mb() -> float:
-    """The process's resident set size in MB (``VmRSS`` of ``/proc/self/status``)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-class Calls:
-    """Counts the library's Chroma calls (``StoreClient.call``, outermost only), by kind."""
-
-    counts: ClassVar[Counter[str]] = Counter()
-    _depth = threading.local()
-
-    @classmethod
-    def install(cls) -> None:
-        from langchain_recursive_memory.core.storage import client
-
-        original = client.StoreClient.call
-
-        def call(self: Any, what: str, fn: Any) -> Any:
-            depth = getattr(cls._depth, "n", 0)
-            cls._depth.n = depth + 1
-            try:
-                return original(self, what, fn)
-            finally:
-                cls._depth.n = depth
-                if depth == 0:
-                    cls.counts[what] += 1
-
-        client.StoreClient.call = call  # type: ignore[method-assign]
-
-    @classmethod
-    def total(cls) -> int:
-        return sum(cls.counts.values())
+    """The process's resident set size in MiB."""
+    return rss_bytes() / 2**20
 
 
 class Stand:
@@ -237,11 +214,11 @@ class Stand:
 
 def child(spec: dict[str, Any]) -> dict[str, Any]:
     """Run one variant in this process; return its windows."""
-    from live import Talk
+    from livebench.talk import Talk
 
     import langchain_recursive_memory
 
-    Calls.install()
+    ChromaCalls.install()
     talk = Talk(spec["data"], variant=0)
     out: dict[str, Any] = {
         "variant": spec["variant"],
@@ -256,11 +233,11 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
         calls: list[int] = []
         i = 0
         while i < spec["exchanges"]:
-            c0 = Calls.total()
+            c0 = ChromaCalls.total()
             t0 = time.perf_counter()
             stand.request(i)
             times.append(time.perf_counter() - t0)
-            calls.append(Calls.total() - c0)
+            calls.append(ChromaCalls.total() - c0)
             i += 1
             if i % spec["window"] == 0 or i == spec["exchanges"]:
                 gc.collect()
@@ -268,8 +245,8 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
                 row = {
                     "exchanges": i,
                     "turns": 2 * i,
-                    "median_ms": statistics.median(times) * 1000,
-                    "p95_ms": sorted(times)[int(0.95 * (len(times) - 1))] * 1000,
+                    "median_ms": median_ms(times),
+                    "p95_ms": pct(times, 95, method="lower"),
                     "mean_ms": statistics.fmean(times) * 1000,
                     "calls_per_exchange": statistics.fmean(calls),
                     "rss_mb": rss_mb(),
@@ -290,19 +267,12 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
                 if elapsed > spec["max_seconds"]:
                     out["stopped_early"] = True
                     break
-        out["calls_by_kind"] = dict(Calls.counts)
+        out["calls_by_kind"] = dict(ChromaCalls.counts)
         out["seconds"] = time.perf_counter() - started
     return out
 
 
 # -- the parent ---------------------------------------------------------------------------------
-
-
-def versions() -> dict[str, Any]:
-    """The library the interpreter imports (maybe another worktree than this script's)."""
-    from live import versions as live_versions
-
-    return live_versions()
 
 
 def run_variant(variant: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -313,15 +283,22 @@ def run_variant(variant: str, args: argparse.Namespace) -> dict[str, Any]:
         "max_seconds": args.max_seconds,
         "data": args.data,
     }
-    done = subprocess.run(
-        [sys.executable, str(HERE), CHILD, json.dumps(spec)],
-        stdout=subprocess.PIPE,
-        text=True,
-        check=False,
+    command = [sys.executable, str(HERE), CHILD, json.dumps(spec)]
+    return child_json(command, variant, stderr=False)
+
+
+def measured(variant: str, args: argparse.Namespace) -> dict[str, Any]:
+    """One variant run in its fresh process, with what was asked and when."""
+    t0 = time.time()
+    got = run_variant(variant, args)
+    got["exchanges_asked"] = args.exchanges
+    got["max_seconds"] = args.max_seconds
+    got["started"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t0))
+    got["wall_seconds"] = time.time() - t0
+    console.print(
+        f"{variant}: {got['windows'][-1]['exchanges']:,} exchanges in {got['seconds']:.0f} s"
     )
-    if done.returncode != 0:
-        raise RuntimeError(f"{variant} failed (exit {done.returncode})")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return got
 
 
 def report(result: dict[str, Any]) -> None:
@@ -392,11 +369,7 @@ def report(result: dict[str, Any]) -> None:
 
 def plot(results: Sequence[tuple[str, dict[str, Any]]], path: Path) -> Path:
     """Median ms per exchange and RSS against exchanges, one line per variant (and result)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(12, 4.6))
     styles = ("-", "--", ":")
     colors = {v: f"C{i}" for i, v in enumerate(VARIANTS)}
@@ -462,13 +435,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.replot:
-        results = [
-            (
-                name.removeprefix("per-request-") or name,
-                json.loads((RESULTS / f"{name}.json").read_text()),
-            )
-            for name in args.replot
-        ]
+        names = args.replot
+        results = [(name.removeprefix("per-request-") or name, load_result(name)) for name in names]
         console.print(f"wrote {plot(results, RESULTS / f'{args.replot[0]}.png')}")
         return 0
     import langchain_recursive_memory
@@ -479,7 +447,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.append and target.exists():
         result = json.loads(target.read_text())
         result.pop("machine", None)
-    code = versions()
+    code = library_version()
     if result.get("code") and result["code"].get("library_commit") != code.get("library_commit"):
         raise SystemExit(f"{target} measured another library: {result['code']}")
     result["code"] = code
@@ -487,19 +455,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         {"session": SESSION, "data": args.data, "window": args.window}
     )
     for variant in args.variants:
-        t0 = time.time()
-        got = run_variant(variant, args)
-        got["exchanges_asked"] = args.exchanges
-        got["max_seconds"] = args.max_seconds
-        got["started"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t0))
-        got["wall_seconds"] = time.time() - t0
-        result["variants"][variant] = got
-        console.print(
-            f"{variant}: {got['windows'][-1]['exchanges']:,} exchanges in {got['seconds']:.0f} s"
-        )
+        result["variants"][variant] = measured(variant, args)
     report(result)
-    path = _write_results(args.out, result)
-    console.print(f"wrote {path} and {plot([(args.out, result)], RESULTS / f'{args.out}.png')}")
+    path, png = write_result_files(args.out, result, lambda png: plot([(args.out, result)], png))
+    console.print(f"wrote {path} and {png}")
     return 0
 
 

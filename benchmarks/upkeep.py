@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import RESULTS, console, load_locomo, print_table, write_results
+from _common import RESULTS, console, load_locomo, print_table, pyplot, write_results
 from _standins import higmem_stand_in, summary_stand_in
 
 from langchain_recursive_memory.cli.loaders import locomo_turns
@@ -137,11 +137,7 @@ def main() -> int:
             "targets": {"recursive folds_per_window": "<= 1", "higmem calls_per_turn": "<= 1"},
         },
     )
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.bar([r["system"] for r in rows], [r["calls_per_100_turns"] for r in rows])
     ax.axhline(100, color="grey", linestyle="--", linewidth=1)

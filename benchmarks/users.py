@@ -40,6 +40,7 @@ from _common import (
     evidence_ids,
     load_locomo,
     print_table,
+    pyplot,
     save_figure,
     write_results,
 )
@@ -144,11 +145,7 @@ def measure(
 
 def plot(results: Mapping[str, Mapping[str, Mapping[str, float]]], path: Path, k: int) -> None:
     """Evidence recall at ``k`` per setting, one group of bars per engine."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.2))
     width = 0.8 / max(1, len(results))
     for i, (engine, by_setting) in enumerate(results.items()):
