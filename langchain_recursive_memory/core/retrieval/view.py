@@ -44,7 +44,7 @@ from ..events import DEFAULT_MAX_EVENT_TURNS, DEFAULT_SESSION_GAP
 from ..runtime.effects import Steps, store_call
 from ..storage import MemoryStore, SessionStore, StoredTurn
 from ..storage.heads import INDEX_CHAIN, SUMMARY_CHAIN, Head, HeadRequest, chain_of
-from ..storage.keys import SessionOwner
+from ..storage.keys import SessionOwner, UserOwner
 from ..storage.records import IndexLink, SessionStamp, Summary
 from ..storage.turns import OpenTurns
 from .index import TurnIndex
@@ -233,7 +233,8 @@ def sync_steps(
     namespace: str,
     views: Mapping[str, SessionView],
     given: Mapping[str, tuple[Head, OpenTurns, int]] | None = None,
-) -> Steps[None]:
+    user: UserOwner | None = None,
+) -> Steps[str | None]:
     """Bring the views of several sessions of a namespace up to the store (module doc).
 
     Args:
@@ -243,6 +244,11 @@ def sync_steps(
         given: Session id -> what the caller has just read of it (a head read from a
             start, and its open turns): those sessions are not read again unless the
             head does not reach back to the view's position.
+        user: A user whose stamp token to read in the request of the heads (a user's
+            pool: is its list of sessions still the one it holds?).
+
+    Returns:
+        The user's stamp token (None: no ``user``, or it has no stamp record).
     """
     given = dict(given or {})
     frontier = store.parts.frontier
@@ -250,9 +256,10 @@ def sync_steps(
     with_given = {sid for sid, (_, _, start) in given.items() if _reaches(views[sid], start)}
     warm = [sid for sid, v in views.items() if v.complete and sid not in with_given]
     heads: dict[str, Head] = {sid: given[sid][0] for sid in with_given}
-    if warm:
+    token: str | None = None
+    if warm or user is not None:
         requests = [HeadRequest(owners[s], views[s].chain, views[s].position) for s in warm]
-        found = yield from store_call(frontier.heads, requests)
+        found, token = yield from store_call(frontier.heads_of_user, requests, user)
         heads.update((sid, found[owners[sid].key]) for sid in warm)
     going = [sid for sid in heads if views[sid].check(heads[sid])]
     opened = {sid: given[sid][1] for sid in going if sid in with_given}
@@ -277,6 +284,7 @@ def sync_steps(
     for sid, view in views.items():
         if sid not in going:
             yield from _rebuild_steps(store, owners[sid], view)
+    return token
 
 
 def _reaches(view: SessionView, start: int) -> bool:

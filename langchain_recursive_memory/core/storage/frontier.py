@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from ..cache import StoreCaches, session_cache_key
 from .directory import UserDirectory
 from .heads import Head, HeadRequest
-from .keys import SessionOwner
+from .keys import SessionOwner, UserOwner
 from .repositories import Repositories
 from .turns import OpenTurns
 
@@ -53,13 +53,23 @@ class Frontier:
         Returns:
             Session key -> :class:`~.heads.Head`.
         """
-        found = self.repos.heads.read_heads(requests)
+        return self.heads_of_user(requests, None)[0]
+
+    def heads_of_user(
+        self, requests: Sequence[HeadRequest], user: UserOwner | None
+    ) -> tuple[dict[str, Head], str | None]:
+        """:meth:`heads`, and the token of ``user``'s stamp record, in the same request.
+
+        Returns:
+            Session key -> :class:`~.heads.Head`, and the user's token (None: none).
+        """
+        found, token = self.repos.heads.read_heads_of_user(requests, user)
         for request in requests:
             stamp = found[request.owner.key].stamp
             self.directory.observe(request.owner, stamp)
             if stamp is None:
                 self.forget_registration(request.owner)
-        return found
+        return found, token
 
     def forget_registration(self, owner: SessionOwner) -> None:
         """Forget that this process registered the session (its records may be gone)."""

@@ -61,10 +61,12 @@ from ..cache import StoreCaches, session_cache_key
 from .client import StoreClient
 from .keys import (
     SessionOwner,
+    UserOwner,
     index_link_id,
     stamp_record_id,
     summary_version_id,
     user_key,
+    user_stamp_id,
 )
 from .records import IndexLink, SessionStamp, Summary
 from .repository import Repository, decoded, placeholders
@@ -91,6 +93,7 @@ HEAD_PAGE = 8
 """Links of a chain read per request (more means the reader was far behind: read on)."""
 
 _STAMP_KIND = "stamp"
+_USER_KIND = "ustamp"
 _LINK_KIND = "index"
 _VERSION_KIND = "version"
 
@@ -236,6 +239,30 @@ class SessionHeads(Repository):
             "stamp the session", stamp_record_id(owner.key), {"uid": owner.user_id, "uk": uk}
         )
 
+    # -- the user's stamp record ----------------------------------------------------------------
+
+    def advance_user(self, user: UserOwner) -> None:
+        """Give the user's stamp record a new token: its set of sessions has just changed.
+
+        An upsert (the record is written if it is missing). Call it *after* the change: a
+        reader that read the token before the change reads another one next time.
+        """
+        meta = {**user.metadata(), "kind": _USER_KIND, "token": uuid.uuid4().hex}
+        self.chroma.call(
+            "stamp the user's sessions",
+            partial(
+                self.collection.upsert,
+                ids=[user_stamp_id(user.key)],
+                documents=[""],
+                metadatas=[meta],
+                embeddings=placeholders(1),
+            ),
+        )
+
+    def drop_user(self, user: UserOwner) -> None:
+        """Delete the user's stamp record (the user is gone: no token, nothing is cached)."""
+        self.delete_ids("delete the user's stamp", [user_stamp_id(user.key)])
+
     # -- the index chain (HiGMem's) -----------------------------------------------------------
 
     def try_link(self, owner: SessionOwner, link: IndexLink) -> bool:
@@ -290,6 +317,17 @@ class SessionHeads(Repository):
             Session key -> :class:`Head`; each chain's links from the requested start on,
             contiguous (cut at the first missing number).
         """
+        return self.read_heads_of_user(requests, None)[0]
+
+    def read_heads_of_user(
+        self, requests: Sequence[HeadRequest], user: UserOwner | None
+    ) -> tuple[dict[str, Head], str | None]:
+        """:meth:`read_heads`, and the token of ``user``'s stamp record in the same request.
+
+        Returns:
+            The heads, and the user's token (None: no user given, or no record).
+        """
+        token: str | None = None
         out = {r.owner.key: Head() for r in requests}
         by_key = {r.owner.key: r for r in requests}
         pages = {r.owner.key: max(r.start, 1) for r in requests if r.chain is not None}
@@ -298,6 +336,8 @@ class SessionHeads(Repository):
         docs: dict[str, list[tuple[str, Mapping[str, Any]]]] = {key: [] for key in out}
         while first or pages:
             ids = [stamp_record_id(key) for key in out] if first else []
+            if first and user is not None:
+                ids.append(user_stamp_id(user.key))
             for key, start in pages.items():
                 build = index_link_id if by_key[key].chain == "h" else summary_version_id
                 ids.extend(build(key, n) for n in range(start, start + HEAD_PAGE))
@@ -307,6 +347,9 @@ class SessionHeads(Repository):
             )
             counts: dict[str, int] = {}
             for doc, meta in zip(got["documents"] or [], got["metadatas"] or [], strict=True):
+                if user is not None and meta.get("kind") == _USER_KIND and user.owns(meta):
+                    token = str(meta.get("token", "")) or None
+                    continue
                 key = str(meta.get("sk", ""))
                 request = by_key.get(key)
                 if request is None or not request.owner.owns(meta):
@@ -328,4 +371,4 @@ class SessionHeads(Repository):
             elif by_key[key].chain == "v":
                 found = decoded("summary", docs[key], lambda r: summary_from_record(*r))
                 head.versions = _contiguous(found, start, lambda s: s.version)
-        return out
+        return out, token
