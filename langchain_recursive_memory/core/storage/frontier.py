@@ -21,7 +21,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..cache import StoreCaches, session_cache_key
 from .directory import UserDirectory
@@ -81,15 +81,18 @@ class Frontier:
         self,
         chains: Mapping[SessionOwner, str],
         held: Mapping[str, Mapping[str, int]] | None = None,
+        exact: Iterable[str] = (),
     ) -> dict[str, OpenTurns]:
         """The open turns of several sessions (each in its chain's flag), read together.
 
         Args:
             chains: Each session and its chain (``"v"`` or ``"h"``).
             held: Session key -> turn id -> order key of the turns the caller holds; those
-                are not read again unless their order key changed.
+                are not read again (only their ids are).
+            exact: Keys of sessions whose held open turns may have moved (their stamp's
+                ``moved`` token changed): those are read again, with their order keys.
 
         Returns:
             Session key -> :class:`~.turns.OpenTurns`.
         """
-        return self.repos.turn_log.open_turns(chains, held)
+        return self.repos.turn_log.open_turns(chains, held, exact)

@@ -142,6 +142,7 @@ def _stamp_of(meta: Mapping[str, Any]) -> SessionStamp:
         memory=str(meta.get("memory", "")),
         user_id=str(user) if user is not None else None,
         index_hint=int(meta.get("hint", 0)),
+        moved=str(meta.get("moved", "")),
     )
 
 
