@@ -17,8 +17,9 @@ What advances each, so that no write goes unseen:
 * **The stamp record** (one per session, beside its summaries): its ``epoch`` changes when
   the session starts again (its first write after a clear, an expiry or a forgotten user:
   those delete the record) and when a rebuild drops derived state; its ``facts`` token
-  whenever the session's own facts change; it names the session's user once it joins one.
-  A user's facts have a stamp of their own on the user's record (:mod:`.users`).
+  whenever the session's own facts change; its ``moved`` token when a fold gives open turns
+  new order keys (turns whose write landed late); it names the session's user once it
+  joins one. A user's facts have a stamp of their own on the user's record (:mod:`.users`).
 * **The chains**: numbered links, each written insert-if-absent (a compare-and-set) and
   naming the turns it takes out of the open set. The recursive memory's links are its
   summary versions (a fold); HiGMem's are its index links (an indexing). A session is
@@ -26,16 +27,27 @@ What advances each, so that no write goes unseen:
 * **The open turns**: every turn is written open in both chains' flags (``open`` and
   ``hopen``, :data:`~.keys.OPEN_FLAGS`); each engine closes its own when a link of its
   chain names the turn. An ``add`` changes the open set; a reader sees it in the read of
-  the open turns (ids and order keys), and reads by id only the turns it does not hold.
+  the open turns (their ids only), and reads by id only the turns it does not hold (every
+  open turn of a session, with its order key, when the stamp's ``moved`` token changed).
+* **A user's stamp record** (one per user, beside the sessions' stamps, read by id in the
+  same request as their heads): a process keeps the user's list of sessions with the
+  token the record held *before* the list was read, and lists again when it differs. Its
+  token changes (an upsert, :meth:`SessionHeads.advance_user`) *after* every change of
+  the user's set of sessions: a session registered with the user or joined to it
+  (:class:`~.sessions.SessionList` calls it), cleared or expired
+  (:class:`~.lifecycle.SessionLifecycle`); forgetting the user or clearing its last
+  session deletes the record, and a user without one is listed at every read.
 
 So a read that finds nothing new costs its two requests; what another object or process
 wrote costs the reads by id of what changed; only a session that started again (or a
-rebuild) is read whole. A user's list of sessions is not cached at all: listing it is one
-request, like reading a stamp would be.
+rebuild) is read whole, and a user's sessions are listed again only after their set
+changed.
 
-This module is the stamp records and HiGMem's index links (both in ``{prefix}_summaries``,
-beside the summary versions, so that one request by id reads a session's stamp and the
-links of either chain) and :meth:`SessionHeads.read_heads`, that request for several sessions.
+This module is the stamp records (the sessions' and the users') and HiGMem's index links
+(all in ``{prefix}_summaries``, beside the summary versions, so that one request by id
+reads a session's stamp and the links of either chain) and :meth:`SessionHeads.read_heads`,
+that request for several sessions (:meth:`SessionHeads.read_heads_of_user`: and a user's
+stamp).
 
 Example:
     >>> from langchain_recursive_memory.core import MemoryStore
