@@ -215,17 +215,21 @@ class SessionHeads(Repository):
         meta = {**owner.metadata(), "kind": _STAMP_KIND, "epoch": uuid.uuid4().hex}
         if memory:
             meta["memory"] = memory
+        self._write("stamp the session", self.collection.add, stamp_record_id(owner.key), meta)
+        self.caches.registered.put(key, True)
+
+    def _write(self, what: str, method: Any, record_id: str, meta: Mapping[str, Any]) -> None:
+        """Write one record of no document (``method``: the collection's add or upsert)."""
         self.chroma.call(
-            "stamp the session",
+            what,
             partial(
-                self.collection.add,
-                ids=[stamp_record_id(owner.key)],
+                method,
+                ids=[record_id],
                 documents=[""],
-                metadatas=[meta],
+                metadatas=[dict(meta)],
                 embeddings=placeholders(1),
             ),
         )
-        self.caches.registered.put(key, True)
 
     def forget_stamp(self, owner: SessionOwner) -> None:
         """Forget that this process wrote the session's stamp (it was deleted)."""
@@ -261,15 +265,8 @@ class SessionHeads(Repository):
         reader that read the token before the change reads another one next time.
         """
         meta = {**user.metadata(), "kind": _USER_KIND, "token": uuid.uuid4().hex}
-        self.chroma.call(
-            "stamp the user's sessions",
-            partial(
-                self.collection.upsert,
-                ids=[user_stamp_id(user.key)],
-                documents=[""],
-                metadatas=[meta],
-                embeddings=placeholders(1),
-            ),
+        self._write(
+            "stamp the user's sessions", self.collection.upsert, user_stamp_id(user.key), meta
         )
 
     def drop_user(self, user: UserOwner) -> None:
@@ -294,16 +291,7 @@ class SessionHeads(Repository):
             "event_ids": json.dumps(list(link.event_ids)),
             "created": link.created_at,
         }
-        self.chroma.call(
-            "write an index link",
-            partial(
-                self.collection.add,
-                ids=[lid],
-                documents=[""],
-                metadatas=[meta],
-                embeddings=placeholders(1),
-            ),
-        )
+        self._write("write an index link", self.collection.add, lid, meta)
         got = self.chroma.call(
             "read back an index link",
             partial(self.collection.get, ids=[lid], include=["metadatas"]),
