@@ -8,6 +8,7 @@ test of the same rule is ``tests/test_freshness_model.py``.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -173,3 +174,115 @@ def test_stores_over_different_databases_never_share_caches_whatever_the_environ
     assert one.identity == f"file:{(tmp_path / 'one').resolve()}"
     assert two.identity == f"file:{(tmp_path / 'two').resolve()}"
     assert one.caches is not two.caches
+
+
+# -- 4. a user-scope read in steady state reads by id, not by filter -------------------------
+
+
+class Spy:
+    """A chromadb collection that records its filtered ``get`` calls (and what they include)."""
+
+    def __init__(self, collection: Any, name: str, seen: list[tuple[str, tuple[str, ...]]]):
+        self._collection, self._name, self._seen = collection, name, seen
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._collection, attr)
+
+    def get(self, **kw: Any) -> Any:
+        if kw.get("where") is not None:
+            self._seen.append((self._name, tuple(kw.get("include") or ())))
+        return self._collection.get(**kw)
+
+
+def spying(store: MemoryStore) -> list[tuple[str, tuple[str, ...]]]:
+    """The filtered gets of the store's repositories from now on: (collection, include)."""
+    seen: list[tuple[str, tuple[str, ...]]] = []
+    repos = store.parts.repos
+    for repo in (repos.session_list, repos.turn_log, repos.heads, repos.summary_log):
+        if not isinstance(repo.collection, Spy):
+            repo.collection = Spy(repo.collection, repo.name, seen)
+        else:
+            repo.collection._seen = seen
+    return seen
+
+
+def user_memory(engine: str, store: MemoryStore, sid: str) -> HybridMemory | HiGMem:
+    if engine == "higmem":
+        return HiGMem(sid, store=store, user_id="u", retry=FAST)
+    return hybrid(store, sid)
+
+
+def user_read(memory: HybridMemory | HiGMem) -> list[str]:
+    if isinstance(memory, HiGMem):
+        return texts(memory.retrieve("What is my locker code?", k=3, scope="user"))
+    return texts(memory.recall("What is my locker code?", k=3, kinds=("turn",)))
+
+
+@pytest.mark.parametrize("engine", ["hybrid", "higmem"])
+def test_a_steady_user_scope_read_lists_no_sessions_and_reads_open_turns_as_ids(store, engine):
+    for n in range(3):
+        user_memory(engine, store, f"old{n}").add(small_talk(12, T0 + n * 9000, f"topic {n}"))
+    reader = user_memory(engine, store, "now")
+    reader.add(small_talk(2, T0 + 50_000))
+    user_read(reader)  # the first read lists the user's sessions
+    seen = spying(store)
+    for i in range(3):
+        reader.add(small_talk(2, T0 + 60_000 + i * 600, "garden"))
+        user_read(reader)
+    assert not [s for s in seen if s[0] == "sessions"], seen
+    assert [s for s in seen if s[0] == "turns" and s[1]] == (
+        [("turns", ("documents", "metadatas"))] * 3 if engine == "hybrid" else []
+    ), seen  # the hybrid memory's own context reads its unfolded turns whole
+
+
+@pytest.mark.parametrize("change", ["new session", "joined", "cleared", "expired", "forgotten"])
+def test_every_change_of_a_users_sessions_reaches_a_long_lived_user_scope(store, change):
+    """Whatever changes the user's set of sessions, through another object, is seen at once."""
+    other = fresh(store)
+    reader = hybrid(store, "a")
+    reader.add(small_talk(3, T0))
+    user_read(reader)
+    listed = store.parts.directory.listed_sessions("default", "u")
+    assert listed is not None and listed.token is not None  # the reader keeps the list
+    if change == "new session":
+        hybrid(other, "b").add(Turn(role="user", text=LOCKER, created_at=T0 + 9000))
+    elif change == "joined":
+        HybridMemory("b", store=other, retry=FAST, max_tokens=400).add(
+            Turn(role="user", text=LOCKER, created_at=T0 + 9000)
+        )
+        user_read(reader)  # b is no session of the user yet
+        hybrid(fresh(store), "b").add(small_talk(1, T0 + 9500))
+    else:
+        hybrid(other, "b").add(Turn(role="user", text=LOCKER, created_at=T0 + 9000))
+        assert LOCKER in user_read(reader)
+        if change == "cleared":
+            hybrid(fresh(store), "b").clear()
+        elif change == "expired":
+            fresh(store).expire(3600, now=time.time() + 7200)  # both go
+        else:
+            fresh(store).forget_user("default", "u")
+    long_lived = user_read(reader)
+    assert long_lived == user_read(hybrid(fresh(store), "a"))
+    assert (LOCKER in long_lived) == (change in ("new session", "joined")), long_lived
+
+
+def test_open_turns_moved_by_a_fold_are_read_again_by_a_long_lived_view(store):
+    from langchain_recursive_memory.core.retrieval.view import session_view, sync_steps
+    from langchain_recursive_memory.core.runtime.runner import Runner
+    from langchain_recursive_memory.core.storage.records import SessionState, Summary
+
+    session = store.session("default", "s")
+    stored = session.turns.append(small_talk(3, T0), [5, 5, 5], "e")
+    view = session_view(store, "default", "s")
+    Runner().run(sync_steps(store, "default", {"s": view}))
+    top = max(t.seq for t in stored)
+    summary = Summary("default", "s", 1, "", 0, (), None, None, 0, "extractive", last_seq=top)
+    writer = fresh(store).session("default", "s")
+    writer.turns.settle(SessionState(summary, tuple(stored[:2])))  # a fold moves two turns
+    Runner().run(sync_steps(store, "default", {"s": view}))
+    other = fresh(store)
+    again = session_view(other, "default", "s")
+    Runner().run(sync_steps(other, "default", {"s": again}))
+    order = [(t.id, t.seq) for t in again.index.turns]
+    assert [(t.id, t.seq) for t in view.index.turns] == order
+    assert order[0][0] == stored[2].id  # the two moved turns come after the third now

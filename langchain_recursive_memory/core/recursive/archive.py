@@ -103,7 +103,7 @@ class ArchiveIndex:
         s = self.session
         return (
             yield from user_pool_steps(
-                s.store, s.namespace, s.session_id, user_id, self.view(), self.given(state)
+                s.store, s.namespace, s.session_id, user_id, self.view(), given=self.given(state)
             )
         )
 

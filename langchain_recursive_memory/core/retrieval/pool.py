@@ -26,7 +26,9 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..runtime.effects import Steps, store_call
 from ..storage import MemoryStore, StoredTurn
+from ..storage.directory import ListedSessions
 from ..storage.heads import Head, chain_of
+from ..storage.keys import UserOwner
 from ..storage.turns import OpenTurns
 from .index import TurnIndex
 from .ranking import RankerParams, TurnRanker
@@ -177,23 +179,26 @@ def embed_missing_steps(
     return written
 
 
-# TODO(after merge): `given` keyword-only once core/recursive/archive.py passes it by name.
-def user_pool_steps(  # noqa: PLR0917
+def user_pool_steps(
     store: MemoryStore,
     namespace: str,
     session_id: str,
     user_id: str,
     own: SessionView,
+    *,
     given: Mapping[str, tuple[Head, OpenTurns, int]] | None = None,
 ) -> Steps[tuple[list[str], list[TurnIndex]]]:
     """Every session of a user and its index, brought up to date together: a user's pool.
 
-    Both engines assemble a user's pool this way: the user's sessions are listed (one
-    request: a new session of the user is in the next read's pool), and every session's
-    view is brought up to the store in the same two requests
-    (:func:`~.view.sync_steps`), whichever memory wrote it: a HiGMem session's turns are
-    its user's from the moment they are stored, folded or not, indexed or not, and so are
-    a recursive or hybrid session's.
+    Both engines assemble a user's pool this way: every session's view is brought up to
+    the store in the same two requests (:func:`~.view.sync_steps`), whichever memory wrote
+    it: a HiGMem session's turns are its user's from the moment they are stored, folded
+    or not, indexed or not, and so are a recursive or hybrid session's. The sessions are
+    those this process listed last (:meth:`~..storage.directory.UserDirectory.listed_sessions`)
+    while the user's stamp token, read by id in the request of the heads, is the one they
+    were listed at; otherwise they are listed again (one filtered request) and the sessions
+    new to the list are read too (:mod:`..storage.heads`: every change of a user's set of
+    sessions gives it a new token).
 
     Args:
         store: The store.
@@ -209,25 +214,52 @@ def user_pool_steps(  # noqa: PLR0917
         The user's session ids (the asking one last if it is not stored to yet) and their
         indexes, in the same order: a :class:`TurnPool`'s ``sessions`` and ``indexes``.
     """
-    sessions = yield from store_call(store.parts.directory.user_sessions, namespace, user_id)
-    memory = {s.session_id: s.settings.get("memory") for s in sessions}
+    directory = store.parts.directory
+    user = UserOwner.of(namespace, user_id)
+    listed = directory.listed_sessions(namespace, user_id)
+    views: dict[str, SessionView] = {}
+    ids = _pool_ids(store, namespace, session_id, own=own, listed=listed, views=views)
+    token = yield from sync_steps(store, namespace, views, given, user)
+    if listed is not None and token is not None and token == listed.token:
+        return ids, [views[sid].index for sid in ids]
+    # The set changed (or was never listed): list it, after the token was read.
+    listed = yield from store_call(directory.list_sessions, namespace, user_id, token)
+    known = dict(views)
+    ids = _pool_ids(store, namespace, session_id, own=own, listed=listed, views=views)
+    new = {sid: views[sid] for sid in ids if sid not in known}
+    if new:
+        yield from sync_steps(store, namespace, new)
+    return ids, [views[sid].index for sid in ids]
+
+
+def _pool_ids(
+    store: MemoryStore,
+    namespace: str,
+    session_id: str,
+    *,
+    own: SessionView,
+    listed: ListedSessions | None,
+    views: dict[str, SessionView],
+) -> list[str]:
+    """The pool's session ids (the asking one last if not listed); their views put in ``views``."""
+    memory = dict(listed.sessions) if listed is not None else {}
     ids = list(memory)
     if session_id not in memory:  # a new session, not stored to yet
         ids.append(session_id)
     index = own.index
-    views = {
-        sid: own
-        if sid == session_id
-        else session_view(
-            store,
-            namespace,
-            sid,
-            index.params,
-            chain=chain_of(str(memory[sid]) if memory[sid] is not None else None),
-            session_gap=index.session_gap,
-            max_event_turns=index.max_event_turns,
-        )
-        for sid in ids
-    }
-    yield from sync_steps(store, namespace, views, given)
-    return ids, [views[sid].index for sid in ids]
+    for sid in ids:
+        if sid not in views:
+            views[sid] = (
+                own
+                if sid == session_id
+                else session_view(
+                    store,
+                    namespace,
+                    sid,
+                    index.params,
+                    chain=chain_of(memory.get(sid)),
+                    session_gap=index.session_gap,
+                    max_event_turns=index.max_event_turns,
+                )
+            )
+    return ids

@@ -10,10 +10,11 @@ rule of :mod:`..storage.heads`:
 
 1. one request by id: each session's stamp and the links of its chain from the view's
    position on (the link at the position too: the store must still hold it, unchanged);
-2. one filtered request: the ids and order keys of each session's open turns;
+2. one filtered request: the ids of each session's open turns;
 3. by id, only what the view does not hold: turns named by new links, open turns it has
-   not seen (or whose order key changed), and turns a new summary version names that had
-   landed late (a fold moves those after the previous version's turns).
+   not seen (every open turn of a session whose stamp's ``moved`` token changed: a fold
+   gave some new order keys), and turns a new summary version names that had landed late
+   (a fold moves those after the previous version's turns).
 
 A view whose stamp epoch changed (the session started again, or a rebuild dropped derived
 state), or whose link the store no longer holds, is read again whole: the chain's
@@ -44,7 +45,7 @@ from ..events import DEFAULT_MAX_EVENT_TURNS, DEFAULT_SESSION_GAP
 from ..runtime.effects import Steps, store_call
 from ..storage import MemoryStore, SessionStore, StoredTurn
 from ..storage.heads import INDEX_CHAIN, SUMMARY_CHAIN, Head, HeadRequest, chain_of
-from ..storage.keys import SessionOwner
+from ..storage.keys import SessionOwner, UserOwner
 from ..storage.records import IndexLink, SessionStamp, Summary
 from ..storage.turns import OpenTurns
 from .index import TurnIndex
@@ -80,6 +81,7 @@ class SessionView:
         added: The turn ids taken in since that, in the order they came (HiGMem finds the
             turns it has not indexed from here, without scanning the session).
         links: The index links taken in since that (HiGMem reads their nodes and events).
+        moved: The stamp's ``moved`` token the open turns' order keys were read at.
         key: Its key in the store's caches.
     """
 
@@ -93,6 +95,7 @@ class SessionView:
     generation: int = 0
     added: list[str] = field(default_factory=list)
     links: list[IndexLink] = field(default_factory=list)
+    moved: str = ""
     key: tuple[Any, ...] = ()
 
     def nbytes(self) -> int:
@@ -133,7 +136,7 @@ class SessionView:
         with self.index.lock:
             self.index.reset()
             self.complete, self.epoch, self.position, self.token = False, "", 0, ""
-            self.last_seq = 0
+            self.last_seq, self.moved = 0, ""
             self.generation += 1
             self.added, self.links = [], []
 
@@ -171,6 +174,7 @@ class SessionView:
     def follow(self, head: Head, found: OpenTurns, fetched: Sequence[StoredTurn]) -> None:
         """Take in what a read found after :meth:`check` said it continues the view."""
         self._merge([*fetched, *found.turns])
+        self.moved = _moved(head)
         for link in self._links(head):
             if _number(link) == self.position + 1:
                 self._advance(link)
@@ -188,6 +192,10 @@ class SessionView:
         self.last_seq = position.last_seq if isinstance(position, Summary) else 0
         self._merge(turns)
         self.complete = True
+
+
+def _moved(head: Head) -> str:
+    return head.stamp.moved if head.stamp is not None else ""
 
 
 def session_view(
@@ -233,7 +241,8 @@ def sync_steps(
     namespace: str,
     views: Mapping[str, SessionView],
     given: Mapping[str, tuple[Head, OpenTurns, int]] | None = None,
-) -> Steps[None]:
+    user: UserOwner | None = None,
+) -> Steps[str | None]:
     """Bring the views of several sessions of a namespace up to the store (module doc).
 
     Args:
@@ -243,6 +252,11 @@ def sync_steps(
         given: Session id -> what the caller has just read of it (a head read from a
             start, and its open turns): those sessions are not read again unless the
             head does not reach back to the view's position.
+        user: A user whose stamp token to read in the request of the heads (a user's
+            pool: is its list of sessions still the one it holds?).
+
+    Returns:
+        The user's stamp token (None: no ``user``, or it has no stamp record).
     """
     given = dict(given or {})
     frontier = store.parts.frontier
@@ -250,9 +264,10 @@ def sync_steps(
     with_given = {sid for sid, (_, _, start) in given.items() if _reaches(views[sid], start)}
     warm = [sid for sid, v in views.items() if v.complete and sid not in with_given]
     heads: dict[str, Head] = {sid: given[sid][0] for sid in with_given}
-    if warm:
+    token: str | None = None
+    if warm or user is not None:
         requests = [HeadRequest(owners[s], views[s].chain, views[s].position) for s in warm]
-        found = yield from store_call(frontier.heads, requests)
+        found, token = yield from store_call(frontier.heads_of_user, requests, user)
         heads.update((sid, found[owners[sid].key]) for sid in warm)
     going = [sid for sid in heads if views[sid].check(heads[sid])]
     opened = {sid: given[sid][1] for sid in going if sid in with_given}
@@ -260,7 +275,8 @@ def sync_steps(
     if reading:
         chains = {owners[sid]: views[sid].chain for sid in reading}
         held = {owners[sid].key: views[sid].index.seq_map() for sid in reading}
-        got = yield from store_call(frontier.open_turns, chains, held)
+        exact = [owners[s].key for s in reading if _moved(heads[s]) != views[s].moved]
+        got = yield from store_call(frontier.open_turns, chains, held, exact)
         opened.update((sid, got[owners[sid].key]) for sid in reading)
     for sid in going:
         view = views[sid]
@@ -277,6 +293,7 @@ def sync_steps(
     for sid, view in views.items():
         if sid not in going:
             yield from _rebuild_steps(store, owners[sid], view)
+    return token
 
 
 def _reaches(view: SessionView, start: int) -> bool:
@@ -303,6 +320,7 @@ def _rebuild_steps(store: MemoryStore, owner: SessionOwner, view: SessionView) -
         stamp = again.stamp
     with view.index.lock:
         view.rebuilt(stamp.epoch if stamp is not None else "", last, turns, chain)
+        view.moved = stamp.moved if stamp is not None else ""
     account(store, view)
 
 

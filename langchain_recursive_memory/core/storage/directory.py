@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..cache import StoreCaches, session_cache_key
+from ..cache import StoreCaches, session_cache_key, user_cache_key
 from ..errors import ConfigurationError
 from .keys import SessionOwner, UserOwner
 from .records import SessionInfo, SessionStamp, UserInfo
 from .repositories import Repositories
 
-__all__ = ["UserDirectory"]
+__all__ = ["ListedSessions", "UserDirectory"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,3 +151,54 @@ class UserDirectory:
     def user_sessions(self, namespace: str, user_id: str) -> list[SessionInfo]:
         """The sessions of a user, oldest first (read from the session list every time)."""
         return self.repos.session_list.of_user(UserOwner.of(namespace, user_id))
+
+    def listed_sessions(self, namespace: str, user_id: str) -> ListedSessions | None:
+        """The user's sessions as this process last listed them (no I/O; None: never).
+
+        Valid while the user's stamp record holds :attr:`ListedSessions.token` (see
+        :mod:`.heads`): the caller reads it, by id, with the sessions' heads.
+        """
+        found: ListedSessions | None = self.caches.users.get(_listed_key(namespace, user_id))
+        return found
+
+    def list_sessions(self, namespace: str, user_id: str, token: str | None) -> ListedSessions:
+        """List the user's sessions (one filtered read) and keep them under ``token``.
+
+        Args:
+            namespace: The namespace.
+            user_id: The user.
+            token: The user's stamp token, read *before* this call (None: the user has no
+                stamp record; nothing is kept).
+        """
+        found = self.user_sessions(namespace, user_id)
+        listed = ListedSessions(
+            token, tuple((s.session_id, _memory_of(s.settings.get("memory"))) for s in found)
+        )
+        key = _listed_key(namespace, user_id)
+        if token is not None:
+            self.caches.users.put(key, listed)
+        else:
+            self.caches.users.pop(key)
+        return listed
+
+
+@dataclass(frozen=True, slots=True)
+class ListedSessions:
+    """A user's sessions as listed, and the user's stamp token read before the listing.
+
+    Attributes:
+        token: The token (None: the user had no stamp record).
+        sessions: Each session's id and the memory that wrote it (``settings["memory"]``,
+            None when not recorded), oldest first.
+    """
+
+    token: str | None
+    sessions: tuple[tuple[str, str | None], ...]
+
+
+def _listed_key(namespace: str, user_id: str) -> tuple[str, ...]:
+    return (*user_cache_key(namespace, user_id), "sessions")
+
+
+def _memory_of(value: object) -> str | None:
+    return str(value) if value is not None else None

@@ -21,12 +21,12 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..cache import StoreCaches, session_cache_key
 from .directory import UserDirectory
 from .heads import Head, HeadRequest
-from .keys import SessionOwner
+from .keys import SessionOwner, UserOwner
 from .repositories import Repositories
 from .turns import OpenTurns
 
@@ -53,13 +53,23 @@ class Frontier:
         Returns:
             Session key -> :class:`~.heads.Head`.
         """
-        found = self.repos.heads.read_heads(requests)
+        return self.heads_of_user(requests, None)[0]
+
+    def heads_of_user(
+        self, requests: Sequence[HeadRequest], user: UserOwner | None
+    ) -> tuple[dict[str, Head], str | None]:
+        """:meth:`heads`, and the token of ``user``'s stamp record, in the same request.
+
+        Returns:
+            Session key -> :class:`~.heads.Head`, and the user's token (None: none).
+        """
+        found, token = self.repos.heads.read_heads_of_user(requests, user)
         for request in requests:
             stamp = found[request.owner.key].stamp
             self.directory.observe(request.owner, stamp)
             if stamp is None:
                 self.forget_registration(request.owner)
-        return found
+        return found, token
 
     def forget_registration(self, owner: SessionOwner) -> None:
         """Forget that this process registered the session (its records may be gone)."""
@@ -71,15 +81,18 @@ class Frontier:
         self,
         chains: Mapping[SessionOwner, str],
         held: Mapping[str, Mapping[str, int]] | None = None,
+        exact: Iterable[str] = (),
     ) -> dict[str, OpenTurns]:
         """The open turns of several sessions (each in its chain's flag), read together.
 
         Args:
             chains: Each session and its chain (``"v"`` or ``"h"``).
             held: Session key -> turn id -> order key of the turns the caller holds; those
-                are not read again unless their order key changed.
+                are not read again (only their ids are).
+            exact: Keys of sessions whose held open turns may have moved (their stamp's
+                ``moved`` token changed): those are read again, with their order keys.
 
         Returns:
             Session key -> :class:`~.turns.OpenTurns`.
         """
-        return self.repos.turn_log.open_turns(chains, held)
+        return self.repos.turn_log.open_turns(chains, held, exact)

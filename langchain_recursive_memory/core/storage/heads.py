@@ -17,8 +17,9 @@ What advances each, so that no write goes unseen:
 * **The stamp record** (one per session, beside its summaries): its ``epoch`` changes when
   the session starts again (its first write after a clear, an expiry or a forgotten user:
   those delete the record) and when a rebuild drops derived state; its ``facts`` token
-  whenever the session's own facts change; it names the session's user once it joins one.
-  A user's facts have a stamp of their own on the user's record (:mod:`.users`).
+  whenever the session's own facts change; its ``moved`` token when a fold gives open turns
+  new order keys (turns whose write landed late); it names the session's user once it
+  joins one. A user's facts have a stamp of their own on the user's record (:mod:`.users`).
 * **The chains**: numbered links, each written insert-if-absent (a compare-and-set) and
   naming the turns it takes out of the open set. The recursive memory's links are its
   summary versions (a fold); HiGMem's are its index links (an indexing). A session is
@@ -26,16 +27,27 @@ What advances each, so that no write goes unseen:
 * **The open turns**: every turn is written open in both chains' flags (``open`` and
   ``hopen``, :data:`~.keys.OPEN_FLAGS`); each engine closes its own when a link of its
   chain names the turn. An ``add`` changes the open set; a reader sees it in the read of
-  the open turns (ids and order keys), and reads by id only the turns it does not hold.
+  the open turns (their ids only), and reads by id only the turns it does not hold (every
+  open turn of a session, with its order key, when the stamp's ``moved`` token changed).
+* **A user's stamp record** (one per user, beside the sessions' stamps, read by id in the
+  same request as their heads): a process keeps the user's list of sessions with the
+  token the record held *before* the list was read, and lists again when it differs. Its
+  token changes (an upsert, :meth:`SessionHeads.advance_user`) *after* every change of
+  the user's set of sessions: a session registered with the user or joined to it
+  (:class:`~.sessions.SessionList` calls it), cleared or expired
+  (:class:`~.lifecycle.SessionLifecycle`); forgetting the user or clearing its last
+  session deletes the record, and a user without one is listed at every read.
 
 So a read that finds nothing new costs its two requests; what another object or process
 wrote costs the reads by id of what changed; only a session that started again (or a
-rebuild) is read whole. A user's list of sessions is not cached at all: listing it is one
-request, like reading a stamp would be.
+rebuild) is read whole, and a user's sessions are listed again only after their set
+changed.
 
-This module is the stamp records and HiGMem's index links (both in ``{prefix}_summaries``,
-beside the summary versions, so that one request by id reads a session's stamp and the
-links of either chain) and :meth:`SessionHeads.read_heads`, that request for several sessions.
+This module is the stamp records (the sessions' and the users') and HiGMem's index links
+(all in ``{prefix}_summaries``, beside the summary versions, so that one request by id
+reads a session's stamp and the links of either chain) and :meth:`SessionHeads.read_heads`,
+that request for several sessions (:meth:`SessionHeads.read_heads_of_user`: and a user's
+stamp).
 
 Example:
     >>> from langchain_recursive_memory.core import MemoryStore
@@ -61,10 +73,12 @@ from ..cache import StoreCaches, session_cache_key
 from .client import StoreClient
 from .keys import (
     SessionOwner,
+    UserOwner,
     index_link_id,
     stamp_record_id,
     summary_version_id,
     user_key,
+    user_stamp_id,
 )
 from .records import IndexLink, SessionStamp, Summary
 from .repository import Repository, decoded, placeholders
@@ -91,6 +105,7 @@ HEAD_PAGE = 8
 """Links of a chain read per request (more means the reader was far behind: read on)."""
 
 _STAMP_KIND = "stamp"
+_USER_KIND = "ustamp"
 _LINK_KIND = "index"
 _VERSION_KIND = "version"
 
@@ -139,6 +154,7 @@ def _stamp_of(meta: Mapping[str, Any]) -> SessionStamp:
         memory=str(meta.get("memory", "")),
         user_id=str(user) if user is not None else None,
         index_hint=int(meta.get("hint", 0)),
+        moved=str(meta.get("moved", "")),
     )
 
 
@@ -199,17 +215,21 @@ class SessionHeads(Repository):
         meta = {**owner.metadata(), "kind": _STAMP_KIND, "epoch": uuid.uuid4().hex}
         if memory:
             meta["memory"] = memory
+        self._write("stamp the session", self.collection.add, stamp_record_id(owner.key), meta)
+        self.caches.registered.put(key, True)
+
+    def _write(self, what: str, method: Any, record_id: str, meta: Mapping[str, Any]) -> None:
+        """Write one record of no document (``method``: the collection's add or upsert)."""
         self.chroma.call(
-            "stamp the session",
+            what,
             partial(
-                self.collection.add,
-                ids=[stamp_record_id(owner.key)],
+                method,
+                ids=[record_id],
                 documents=[""],
-                metadatas=[meta],
+                metadatas=[dict(meta)],
                 embeddings=placeholders(1),
             ),
         )
-        self.caches.registered.put(key, True)
 
     def forget_stamp(self, owner: SessionOwner) -> None:
         """Forget that this process wrote the session's stamp (it was deleted)."""
@@ -236,6 +256,23 @@ class SessionHeads(Repository):
             "stamp the session", stamp_record_id(owner.key), {"uid": owner.user_id, "uk": uk}
         )
 
+    # -- the user's stamp record ----------------------------------------------------------------
+
+    def advance_user(self, user: UserOwner) -> None:
+        """Give the user's stamp record a new token: its set of sessions has just changed.
+
+        An upsert (the record is written if it is missing). Call it *after* the change: a
+        reader that read the token before the change reads another one next time.
+        """
+        meta = {**user.metadata(), "kind": _USER_KIND, "token": uuid.uuid4().hex}
+        self._write(
+            "stamp the user's sessions", self.collection.upsert, user_stamp_id(user.key), meta
+        )
+
+    def drop_user(self, user: UserOwner) -> None:
+        """Delete the user's stamp record (the user is gone: no token, nothing is cached)."""
+        self.delete_ids("delete the user's stamp", [user_stamp_id(user.key)])
+
     # -- the index chain (HiGMem's) -----------------------------------------------------------
 
     def try_link(self, owner: SessionOwner, link: IndexLink) -> bool:
@@ -254,16 +291,7 @@ class SessionHeads(Repository):
             "event_ids": json.dumps(list(link.event_ids)),
             "created": link.created_at,
         }
-        self.chroma.call(
-            "write an index link",
-            partial(
-                self.collection.add,
-                ids=[lid],
-                documents=[""],
-                metadatas=[meta],
-                embeddings=placeholders(1),
-            ),
-        )
+        self._write("write an index link", self.collection.add, lid, meta)
         got = self.chroma.call(
             "read back an index link",
             partial(self.collection.get, ids=[lid], include=["metadatas"]),
@@ -290,6 +318,17 @@ class SessionHeads(Repository):
             Session key -> :class:`Head`; each chain's links from the requested start on,
             contiguous (cut at the first missing number).
         """
+        return self.read_heads_of_user(requests, None)[0]
+
+    def read_heads_of_user(
+        self, requests: Sequence[HeadRequest], user: UserOwner | None
+    ) -> tuple[dict[str, Head], str | None]:
+        """:meth:`read_heads`, and the token of ``user``'s stamp record in the same request.
+
+        Returns:
+            The heads, and the user's token (None: no user given, or no record).
+        """
+        token: str | None = None
         out = {r.owner.key: Head() for r in requests}
         by_key = {r.owner.key: r for r in requests}
         pages = {r.owner.key: max(r.start, 1) for r in requests if r.chain is not None}
@@ -298,6 +337,8 @@ class SessionHeads(Repository):
         docs: dict[str, list[tuple[str, Mapping[str, Any]]]] = {key: [] for key in out}
         while first or pages:
             ids = [stamp_record_id(key) for key in out] if first else []
+            if first and user is not None:
+                ids.append(user_stamp_id(user.key))
             for key, start in pages.items():
                 build = index_link_id if by_key[key].chain == "h" else summary_version_id
                 ids.extend(build(key, n) for n in range(start, start + HEAD_PAGE))
@@ -305,27 +346,57 @@ class SessionHeads(Repository):
                 "read the session heads",
                 partial(self.collection.get, ids=ids, include=["documents", "metadatas"]),
             )
-            counts: dict[str, int] = {}
-            for doc, meta in zip(got["documents"] or [], got["metadatas"] or [], strict=True):
-                key = str(meta.get("sk", ""))
-                request = by_key.get(key)
-                if request is None or not request.owner.owns(meta):
-                    continue
-                if meta.get("kind") == _STAMP_KIND:
-                    rows[key].append(meta)
-                elif meta.get("kind") in (_LINK_KIND, _VERSION_KIND):
-                    docs[key].append((doc or "", meta))
-                    counts[key] = counts.get(key, 0) + 1
+            counts, found = _sort_head_rows(got, by_key, user, rows, docs)
+            token = found if first else token
             pages = {k: pages[k] + HEAD_PAGE for k, n in counts.items() if n == HEAD_PAGE}
             first = False
         for key, head in out.items():
-            stamps = decoded("session stamp", rows[key], _stamp_of)
-            head.stamp = stamps[0] if stamps else None
-            start = by_key[key].start
-            if by_key[key].chain == "h":
-                links = decoded("index link", [m for _, m in docs[key]], _link_of)
-                head.links = _contiguous(links, start, lambda link: link.number)
-            elif by_key[key].chain == "v":
-                found = decoded("summary", docs[key], lambda r: summary_from_record(*r))
-                head.versions = _contiguous(found, start, lambda s: s.version)
-        return out
+            _fill_head(head, by_key[key], rows[key], docs[key])
+        return out, token
+
+
+def _sort_head_rows(
+    got: Mapping[str, Any],
+    by_key: Mapping[str, HeadRequest],
+    user: UserOwner | None,
+    rows: dict[str, list[Mapping[str, Any]]],
+    docs: dict[str, list[tuple[str, Mapping[str, Any]]]],
+) -> tuple[dict[str, int], str | None]:
+    """Sort one page of :meth:`SessionHeads.read_heads_of_user` into stamps and chain links.
+
+    Returns:
+        How many chain links each session key got, and the user's stamp token (if read).
+    """
+    token: str | None = None
+    counts: dict[str, int] = {}
+    for doc, meta in zip(got["documents"] or [], got["metadatas"] or [], strict=True):
+        if user is not None and meta.get("kind") == _USER_KIND and user.owns(meta):
+            token = str(meta.get("token", "")) or None
+            continue
+        key = str(meta.get("sk", ""))
+        request = by_key.get(key)
+        if request is None or not request.owner.owns(meta):
+            continue
+        if meta.get("kind") == _STAMP_KIND:
+            rows[key].append(meta)
+        elif meta.get("kind") in (_LINK_KIND, _VERSION_KIND):
+            docs[key].append((doc or "", meta))
+            counts[key] = counts.get(key, 0) + 1
+    return counts, token
+
+
+def _fill_head(
+    head: Head,
+    request: HeadRequest,
+    stamp_rows: list[Mapping[str, Any]],
+    chain_rows: list[tuple[str, Mapping[str, Any]]],
+) -> None:
+    """Decode a session's stamp and its chain's links (contiguous from the start) into ``head``."""
+    stamps = decoded("session stamp", stamp_rows, _stamp_of)
+    head.stamp = stamps[0] if stamps else None
+    if request.chain == "h":
+        links = decoded("index link", [m for _, m in chain_rows], _link_of)
+        head.links = _contiguous(links, request.start, lambda link: link.number)
+    elif request.chain == "v":
+        found = decoded("summary", chain_rows, lambda r: summary_from_record(*r))
+        head.versions = _contiguous(found, request.start, lambda s: s.version)

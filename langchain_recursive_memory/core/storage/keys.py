@@ -89,6 +89,7 @@ __all__ = [
     "user_key",
     "user_owned",
     "user_record_id",
+    "user_stamp_id",
     "validate_name",
     "validate_prefix",
     "validate_session",
@@ -272,6 +273,11 @@ def turn_node_id(skey: str, turn_id: str) -> str:
 def stamp_record_id(skey: str) -> str:
     """Return the id of the session's stamp record (beside its summaries, see :mod:`.heads`)."""
     return f"{skey}:stamp"
+
+
+def user_stamp_id(ukey: str) -> str:
+    """Return the id of the user's stamp record (beside the sessions' stamps, :mod:`.heads`)."""
+    return f"{ukey}:ustamp"
 
 
 def index_link_id(skey: str, number: int) -> str:

@@ -198,7 +198,10 @@ class SessionLifecycle:
         self.repos.event_nodes.clear(owner)
         self.repos.usage_log.clear(owner)
         self.repos.vector_spaces.clear(owner)
+        recorded = self.repos.session_list.user_of(owner)  # maybe joined by another process
         self.repos.session_list.clear(owner)  # last: a session stays listed until all else is gone
+        for left in dict.fromkeys(u for u in (user, recorded) if u is not None):
+            self.repos.heads.advance_user(UserOwner.of(owner.namespace, left))  # one session less
         self.directory.forget_session(owner.namespace, owner.session_id)
         self.caches.drop(owner.namespace, [owner.session_id])  # nothing deleted stays cached
         user_owner = UserOwner.of(owner.namespace, user) if user is not None else None
@@ -239,6 +242,7 @@ class SessionLifecycle:
         self.repos.fact_table.clear(user)
         self.repos.vector_spaces.clear(user)
         self.repos.user_list.clear(user)
+        self.repos.heads.drop_user(user)
 
     def _delete_user(self, user: UserOwner) -> None:
         """Delete everything the user owns and every record tagged with it."""

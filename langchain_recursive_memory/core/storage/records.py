@@ -104,6 +104,9 @@ class SessionStamp:
             which says which chain its readers follow.
         user_id: The user the session belongs to, or None.
         index_hint: A recent HiGMem index link number (a hint for cold readers).
+        moved: Changes whenever open turns are given new order keys (a fold settling
+            turns that landed late): readers then check the order keys of the open turns
+            they hold, not only their ids.
     """
 
     epoch: str
@@ -111,6 +114,7 @@ class SessionStamp:
     memory: str = ""
     user_id: str | None = None
     index_hint: int = 0
+    moved: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,11 +78,14 @@ class Repositories:
         # The order chromadb sees them created in stays the one it always was.
         turn_log = TurnLog(client, prefix, caches)
         sessions = SessionList(client, prefix, caches)
+        summary_log = SummaryLog(client, prefix, caches)
+        heads = SessionHeads(client, prefix, caches)
+        sessions.joined = heads.advance_user  # a user's set of sessions changed
         return cls(
             client=client,
             turn_log=turn_log,
-            summary_log=SummaryLog(client, prefix, caches),
-            heads=SessionHeads(client, prefix, caches),
+            summary_log=summary_log,
+            heads=heads,
             fact_table=FactTable(client, prefix),
             turn_nodes=TurnNodes(client, prefix),
             event_nodes=EventNodes(client, prefix),

@@ -197,10 +197,15 @@ class ListRepository(Repository):
             return (*session_cache_key(owner.namespace, owner.session_id), self.name)
         return (*user_cache_key(owner.namespace, owner.user_id), self.name)
 
-    def add_once(self, owner: AnyScope, document: str, meta: Mapping[str, Any]) -> None:
-        """Insert the owner's record unless this process (or anyone before) added it."""
+    def add_once(self, owner: AnyScope, document: str, meta: Mapping[str, Any]) -> bool:
+        """Insert the owner's record unless this process (or anyone before) added it.
+
+        Returns:
+            Whether it was written now (False: this process had; Chroma keeps a record
+            already stored by anyone else unchanged).
+        """
         if self._registered.get(self._key(owner)):
-            return
+            return False
         self.chroma.call(
             f"register the {self.label[:-1]}",
             partial(
@@ -212,6 +217,7 @@ class ListRepository(Repository):
             ),
         )
         self._registered.put(self._key(owner), True)
+        return True
 
     def forget(self, owner: AnyScope) -> None:
         """Forget that the owner's record was registered (it was deleted)."""

@@ -240,8 +240,15 @@ class SessionTurns(_Part):
         return self.repos.turn_log.count(self.session.key_owner)
 
     def settle(self, state: SessionState) -> SessionState:
-        """Move turns that landed late after the summary's turns (see :meth:`.TurnLog.settle`)."""
-        return self.repos.turn_log.settle(state)
+        """Move turns that landed late after the summary's turns (see :meth:`.TurnLog.settle`).
+
+        Moving any gives the session's stamp a new ``moved`` token (readers holding those
+        open turns read their order keys again).
+        """
+        settled = self.repos.turn_log.settle(state)
+        if settled is not state:
+            self.repos.heads.touch(self.session.owner(), moved=True)
+        return settled
 
 
 class SessionSummaries(_Part):

@@ -7,7 +7,7 @@ lists a user's sessions, and what fixes a session's user once recorded.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .keys import SessionOwner, UserOwner, session_record_id, user_filter
@@ -36,10 +36,21 @@ def _session_info(meta: Mapping[str, Any]) -> SessionInfo:
 
 
 class SessionList(ListRepository):
-    """The ``{prefix}_sessions`` collection, with a cache of the sessions registered."""
+    """The ``{prefix}_sessions`` collection, with a cache of the sessions registered.
+
+    Attributes:
+        joined: Called with the user after this list adds a session of the user, or
+            names the user on a session's record (the store advances the user's stamp,
+            :meth:`~.heads.SessionHeads.advance_user`).
+    """
 
     name = "sessions"
     label = "sessions"
+    joined: Callable[[UserOwner], None] | None = None
+
+    def _joined(self, owner: SessionOwner) -> None:
+        if self.joined is not None and owner.user_id is not None:
+            self.joined(UserOwner.of(owner.namespace, owner.user_id))
 
     def record_id(self, key: str) -> str:
         """The id of a session's record."""
@@ -47,7 +58,8 @@ class SessionList(ListRepository):
 
     def register(self, owner: SessionOwner) -> None:
         """Record the session once (insert-if-absent: the first registration's time stays)."""
-        self.add_once(owner, owner.session_id, {"created": time.time()})
+        if self.add_once(owner, owner.session_id, {"created": time.time()}):
+            self._joined(owner)
 
     def join(self, owner: SessionOwner) -> str | None:
         """Record that the session belongs to ``owner.user_id``; return its user before.
@@ -63,6 +75,7 @@ class SessionList(ListRepository):
         if before is None:
             tags = {k: v for k, v in owner.metadata().items() if k in ("uid", "uk")}
             self.set_fields("attach the session to its user", record, tags)
+            self._joined(owner)
             return None
         return str(before)
 

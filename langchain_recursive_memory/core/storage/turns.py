@@ -31,7 +31,7 @@ from .keys import (
     turn_record_id,
 )
 from .records import SessionState, StoredTurn
-from .repository import DAMAGED, Repository, decoded, placeholders
+from .repository import Repository, decoded, placeholders
 
 __all__ = [
     "SCAN_PAGE",
@@ -129,37 +129,27 @@ class OpenTurns:
     turns: list[StoredTurn]
 
 
-def _open_rows(
-    got: Mapping[str, Any],
-    chains: Mapping[SessionOwner, str],
-    held: Mapping[str, Mapping[str, int]] | None,
+def _unheld_ids(
+    ids: list[str],
+    held: Mapping[str, Mapping[str, int]],
+    exact: set[str],
     out: dict[str, OpenTurns],
-) -> tuple[list[tuple[str, Mapping[str, Any]]], list[str]]:
-    """Sort what a read of open flags got (see :meth:`TurnLog.open_turns`).
+) -> list[str]:
+    """The open turn ids to read whole: those not held, and every one of ``exact``'s sessions.
 
-    Each session's open turn ids and order keys go to ``out``; returns the rows read whole
-    (``held`` None) and the ids of the turns to read whole (those not held as they are).
+    The held ones' order keys go to ``out`` (see :meth:`TurnLog.open_turns`).
     """
-    by_key = {owner.key: owner for owner in chains}
-    docs = got.get("documents") or [None] * len(got["ids"])
     wanted: list[str] = []
-    rows: list[tuple[str, Mapping[str, Any]]] = []
-    for rid, doc, meta in zip(got["ids"], docs, got["metadatas"] or [], strict=True):
-        owner = by_key.get(str(meta.get("sk", "")))
-        if owner is None or not owner.owns(meta):
+    for rid in ids:
+        key, _, tid = str(rid).partition(":t:")
+        if key not in out or not tid:
             continue
-        if meta.get(OPEN_FLAGS[chains[owner]]) != open_key(owner.key, True):
-            continue
-        try:
-            tid, seq = str(meta["tid"]), int(meta["seq"])
-        except DAMAGED:
-            continue
-        out[owner.key].seqs[tid] = seq
-        if held is None:
-            rows.append((doc or "", meta))
-        elif held.get(owner.key, {}).get(tid) != seq:
+        seq = held.get(key, {}).get(tid)
+        if seq is None or key in exact:
             wanted.append(rid)
-    return rows, wanted
+        else:
+            out[key].seqs[tid] = seq
+    return wanted
 
 
 class TurnLog(Repository):
@@ -326,14 +316,21 @@ class TurnLog(Repository):
         self,
         chains: Mapping[SessionOwner, str],
         held: Mapping[str, Mapping[str, int]] | None = None,
+        exact: Iterable[str] = (),
     ) -> dict[str, OpenTurns]:
         """The open turns of several sessions, each in its chain's flag, in one read.
+
+        With ``held``, the filtered read returns ids only (what a record's metadata costs
+        to read grows with the open turns of every session); the turns not held are read
+        by id.
 
         Args:
             chains: Each session and the chain whose open flag to read (``"v"``: ``open``,
                 ``"h"``: ``hopen``; :data:`~.keys.OPEN_FLAGS`).
             held: Session key -> turn id -> order key of the turns the caller holds; those
-                are not read again unless their order key changed. None: read every turn.
+                are not read again. None: read every turn.
+            exact: Keys of sessions whose held open turns may have new order keys (their
+                stamp's ``moved`` token changed): every open turn of theirs is read by id.
 
         Returns:
             Session key -> :class:`OpenTurns`.
@@ -347,25 +344,48 @@ class TurnLog(Repository):
             flags.setdefault(OPEN_FLAGS[chain], []).append(open_key(owner.key, True))
         terms = [{flag: {"$in": keys}} for flag, keys in flags.items()]
         where = terms[0] if len(terms) == 1 else {"$or": terms}
-        include = ["documents", "metadatas"] if held is None else ["metadatas"]
-        got = self.chroma.call(
-            "read open turns", partial(self.collection.get, where=where, include=include)
-        )
-        rows, wanted = _open_rows(got, chains, held, out)
-        if wanted:
+        if held is None:
             got = self.chroma.call(
-                "read turns by id",
-                partial(self.collection.get, ids=wanted, include=["documents", "metadatas"]),
+                "read open turns",
+                partial(self.collection.get, where=where, include=["documents", "metadatas"]),
             )
-            docs = [d or "" for d in got["documents"] or []]
-            rows = list(zip(docs, got["metadatas"] or [], strict=True))
+            rows = self._open_rows(chains, by_key, got)
+        else:
+            got = self.chroma.call(
+                "read open turns", partial(self.collection.get, where=where, include=[])
+            )
+            wanted = _unheld_ids(got["ids"], held, set(exact), out)
+            rows = []
+            if wanted:
+                got = self.chroma.call(
+                    "read turns by id",
+                    partial(self.collection.get, ids=wanted, include=["documents", "metadatas"]),
+                )
+                rows = self._open_rows(chains, by_key, got)
         for turn, key in decoded("turn", rows, _turn_and_key):
             if key in out:
+                out[key].seqs[turn.id] = turn.seq
                 out[key].turns.append(turn)
         for key, result in out.items():
             _oldest_first(result.turns)
             self._observe_seq(by_key[key], result.turns)
         return out
+
+    @staticmethod
+    def _open_rows(
+        chains: Mapping[SessionOwner, str], by_key: Mapping[str, SessionOwner], got: Any
+    ) -> list[tuple[str, Mapping[str, Any]]]:
+        """The records of ``got`` that are an asked session's open turns in its chain."""
+        rows: list[tuple[str, Mapping[str, Any]]] = []
+        docs = got.get("documents") or [None] * len(got["ids"])
+        for doc, meta in zip(docs, got["metadatas"] or [], strict=True):
+            owner = by_key.get(str(meta.get("sk", "")))
+            if owner is None or not owner.owns(meta):
+                continue
+            if meta.get(OPEN_FLAGS[chains[owner]]) != open_key(owner.key, True):
+                continue
+            rows.append((doc or "", meta))
+        return rows
 
     def log(self, owner: SessionOwner) -> list[StoredTurn]:
         """Return every logged turn of the session, oldest first (folded or not)."""
