@@ -276,12 +276,14 @@ def select(
     types: Sequence[str] | None = None,
     stratified: int | None = None,
     limit: int | None = None,
+    skip: int = 0,
 ) -> tuple[list[Mapping[str, Any]], dict[str, Any]]:
     """The questions to run (abstention questions left out), and how they were chosen.
 
     ``stratified``: that many questions, allotted to the types in proportion to their
     counts (largest remainders), within a type the first by sha256 of the question id
-    (a fixed, order-free sample); file order kept. ``limit``: the first N after that.
+    (a fixed, order-free sample); file order kept. ``skip``: leave out the first N of
+    that (a long run in parts); ``limit``: the first N after that.
     """
     kept = [q for q in items if not is_abstention(q)]
     info: dict[str, Any] = {"in_file": len(items), "abstention_left_out": len(items) - len(kept)}
@@ -304,6 +306,9 @@ def select(
             chosen.update(str(q["question_id"]) for q in of_type[:n])
         kept = [q for q in kept if str(q["question_id"]) in chosen]
         info["stratified"] = {"n": stratified, "per_type": dict(sorted(alloc.items()))}
+    if skip:
+        kept = kept[skip:]
+        info["skipped"] = skip
     if limit is not None:
         kept = kept[:limit]
     info["run"] = len(kept)
@@ -1440,6 +1445,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--limit", type=int, default=None, help="first N questions")
     parser.add_argument("--types", default=None, help="comma-separated question types")
     parser.add_argument("--stratified", type=int, default=None, help="N questions by type")
+    parser.add_argument("--skip", type=int, default=0, help="leave out the first N chosen")
     parser.add_argument("--embedder", choices=("none", "minilm", "static"), default="none")
     parser.add_argument(
         "--static-dir", default=None, help="model2vec folder (embedders.py distill)"
@@ -1479,7 +1485,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("langchain_recursive_memory").setLevel(logging.WARNING)
     items = load_longmemeval(args.data)
     types = [t.strip() for t in args.types.split(",")] if args.types else None
-    chosen, selection = select(items, types=types, stratified=args.stratified, limit=args.limit)
+    chosen, selection = select(
+        items, types=types, stratified=args.stratified, limit=args.limit, skip=args.skip
+    )
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     if args.memories:
         systems = list(dict.fromkeys([*systems, *MEMORIES]))

@@ -53,18 +53,25 @@ def stored_turns(turns: Sequence[Turn]) -> list[StoredTurn]:
     return [StoredTurn(t, n, 0, "o200k_base") for n, t in enumerate(turns, start=1)]
 
 
-class _NoRecords:
-    """The records of a store that holds no vector and keeps none (windows get embedded)."""
+class _NoVectors:
+    """A session's vectors in a store that holds none and keeps none (windows get embedded)."""
 
-    def vectors_by_ids(self, *_args: Any) -> list[Any]:
+    def by_ids(self, *_args: Any) -> list[Any]:
         return []
 
-    def add_vectors(self, *_args: Any) -> None:
+    def put(self, *_args: Any) -> None:
         return None
 
 
+class _NoSession:
+    vectors = _NoVectors()
+
+
 class _NoStore:
-    records = _NoRecords()
+    """The store's one method the window embedding calls: ``session(namespace, id)``."""
+
+    def session(self, *_args: Any) -> _NoSession:
+        return _NoSession()
 
 
 class ShippedRanking:

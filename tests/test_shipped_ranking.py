@@ -82,3 +82,15 @@ def test_a_dialogue_ranks_as_the_memories_rank_it(question):
     assert [h.score for h in got] == pytest.approx(shipped[1])
     hits = hybrid.recall(question, k=4, kinds=("turn",))
     assert [h.id for h in hits] == shipped[0]
+
+
+def test_with_an_embedder_the_ranking_returns_what_both_memories_return(items):
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    embedder = lme.CachedEmbedder(DeterministicFakeEmbedding(size=16))
+    result = lme.run(items, ("ranking", "hybrid", "higmem"), embedder=embedder, ks=(2, 5), reps=10)
+    for record in result["questions"]:
+        got = record["systems"]
+        assert got["ranking"]["ranked"], record["question_id"]
+        for memory in ("hybrid", "higmem"):
+            assert got[memory]["ranked"] == got["ranking"]["ranked"], (memory, record)
