@@ -11,6 +11,7 @@ against today's code, offline, deprecation warnings allowed.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import json
@@ -533,3 +534,14 @@ def test_every_0_1_0_example_still_runs(script, tmp_path):
         assert any(w.startswith("RecursiveMemory.summary() ") for w in warned)
     if script.name == "lcel_recall.py":
         assert "4471" in out.stdout
+
+
+@pytest.mark.parametrize("path", sorted(API["classes"]))
+def test_every_0_1_0_dataclass_keeps_its_positional_order(path):
+    """Fields added since 0.1.0 come after 0.1.0's: ``Params(1.2, 0.3)`` means what it did."""
+    cls, _ = _resolve(path)
+    if not dataclasses.is_dataclass(cls):
+        return
+    old = API["classes"][path].get("__init__", {}).get("params", [])
+    positional = [f.name for f in dataclasses.fields(cls) if f.init and not f.kw_only]
+    assert positional[: len(old)] == old, f"{path}: 0.1.0 took {old} in this order"

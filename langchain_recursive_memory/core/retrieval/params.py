@@ -76,8 +76,6 @@ class RankerParams:
 
     k1: float = 1.2
     b: float = 0.9
-    evidence_ratio: float = EVIDENCE_RATIO
-    evidence_min: int = EVIDENCE_MIN
     bm25_radius: int = 2
     w_bm25_window: float = 0.5
     dense_radii: tuple[int, ...] = (1, 2)
@@ -85,6 +83,9 @@ class RankerParams:
     w_speaker: float = 0.1
     w_date: float = 0.5
     date_tolerance_days: int = 7
+    # Fields added since 0.1.0 follow its nine, so positional arguments mean what they did.
+    evidence_ratio: float = EVIDENCE_RATIO
+    evidence_min: int = EVIDENCE_MIN
     date_before_days: int = 2
     dialogue_ratio: float = 3.0
     repeat_share: float = 0.5
