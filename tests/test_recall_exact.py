@@ -9,6 +9,7 @@ from fakes import BagOfWordsEmbedder, FactModel
 from langchain_recursive_memory.core import HybridMemory, MemoryStore, RetryPolicy, Turn
 from langchain_recursive_memory.core.cache import CacheLimits
 from langchain_recursive_memory.core.recursive import recall
+from langchain_recursive_memory.core.retrieval.ranking import RankerParams
 from langchain_recursive_memory.core.storage import StoredTurn, text_hash
 from langchain_recursive_memory.core.storage.keys import window_kind
 
@@ -33,7 +34,7 @@ def hybrid(store: MemoryStore, session: str = "s", **kw: object) -> HybridMemory
 def brute_force_similarity(memory: HybridMemory, query: str, refs: set[str]) -> dict[str, float]:
     """Each archived turn's best window similarity to ``query`` (numpy, no cache)."""
     space = memory.space
-    kinds = [window_kind(1), window_kind(2)]
+    kinds = [window_kind(r) for r in RankerParams().dense_radii]
     records = stored_vectors(memory.store, space, "default", memory.session_id, kinds)
     q = np.asarray(memory.embedder.embed_query(query), np.float64)  # type: ignore[union-attr]
     q /= np.linalg.norm(q)

@@ -9,9 +9,11 @@ inside windows of their neighbours, lexically and densely, and cheap cues are ad
   neighbours only where the speakers' turns are of similar length), and ``T`` is the
   turn's BM25, its terms already said by an earlier turn of the segment counted at half
   weight outside a dialogue (:func:`~.shape.first_mentions`);
-* dense ``D = 0.5 mm(cos(q, window ±1)) + 0.5 mm(cos(q, window ±2))``;
-* ``s = 0.4 L + 0.6 D + 0.1 speaker + 0.5 date - 0.2 asks`` (``L`` alone without an
-  embedder), then ``score = 0.9 s + 0.1 max(s over the turn's segment)``.
+* dense ``D = 0.5 mm(cos(q, window ±1)) + 0.5 mm(cos(q, window ±2))`` in a dialogue
+  segment, ``D = mm(cos(q, turn))`` elsewhere (radius 0 among ``dense_radii``);
+* ``s = (1 - v) L + v D + 0.1 speaker + 0.5 date - 0.2 asks``, ``v`` = 0.6 in a dialogue
+  and 0.3 elsewhere (``L`` alone without an embedder), then
+  ``score = 0.9 s + 0.1 max(s over the turn's segment)``.
 
 ``mm`` is min-max normalisation over the session's turns for this question; windows never
 cross an event (a session) boundary; ``speaker`` is 1 for turns of the one speaker the
@@ -317,17 +319,41 @@ class TurnRanker:
             return np.zeros(0, np.float32)
         lexical = self._lexical_part(question)
         score = lexical
-        columns = [dense[r] for r in p.dense_radii if r in dense] if dense is not None else []
-        columns = [c for c in columns if not np.all(np.isnan(c))]
-        if columns:
-            windows = sum(minmax(_filled(c)) for c in columns) / len(columns)
-            score = (1 - p.w_dense) * lexical + p.w_dense * windows
+        similar = self._dense_part(dense)
+        if similar is not None:
+            score = (1 - p.w_dense) * lexical + p.w_dense * similar
+            if p.w_dense_outside is not None:  # another weight outside a dialogue
+                w = p.w_dense_outside
+                score = np.where(self.dialogue(), score, (1 - w) * lexical + w * similar)
         asking = np.concatenate([part.asking.values for part in self.parts])
         score = score + self._cues(question, now) - p.w_asks * asking
         if p.w_segment:  # a turn inherits part of its segment's best match
             best = self._segment_best(score)
             score = (1 - p.w_segment) * score + p.w_segment * best
         return np.asarray(score, np.float32)
+
+    def _dense_part(self, dense: Mapping[int, np.ndarray] | None) -> np.ndarray | None:
+        """``D``: the mean min-max similarity of each turn's windows (None: no vectors).
+
+        With radius 0 among ``dense_radii`` (the turn alone), windows lift neighbours only
+        in a dialogue, as the window BM25 does: outside one a turn's dense part is its own
+        similarity, inside one the mean of its windows of the other radii.
+        """
+        p = self.params
+        found = {
+            r: minmax(_filled(dense[r]))
+            for r in p.dense_radii
+            if dense is not None and r in dense and not np.all(np.isnan(dense[r]))
+        }
+        if not found:
+            return None
+        alone = found.pop(0, None)
+        if not found:
+            return alone
+        windows = np.asarray(sum(found.values()) / len(found))
+        if alone is None:
+            return windows
+        return np.where(self.dialogue(), windows, alone)
 
     def _lexical_part(self, question: str) -> np.ndarray:
         """``L``: each turn's BM25 (repeats discounted outside a dialogue) and its window's."""
