@@ -1,8 +1,9 @@
 """Window vectors: each turn embedded together with its neighbours, for the dense ranking.
 
 The dense part of :class:`~.ranking.TurnRanker` compares the question with *windows* of
-neighbouring turns (``±1`` and ``±2`` turns, never across a segment), not with single
-turns: the evidence often sits next to the turn that shares the question's words. Both
+neighbouring turns (``±1`` and ``±2`` turns, never across a segment) in a dialogue segment,
+where the evidence often sits next to the turn that shares the question's words, and with
+the turn alone (radius 0) outside one. Both
 engines use this one code path: the recursive memory embeds the windows of the turns a
 fold archives (when it archives them, not at recall), HiGMem those of the turns it
 indexes; a read embeds only what is missing or stale (a window whose text changed, a
