@@ -157,9 +157,7 @@ class Engine:
             raise ConfigurationError.for_value(
                 "user_id", None, f"session {self.session_id!r} belongs to no user"
             )
-        deleted = yield from store_call(
-            self.store.parts.lifecycle.forget_user, self.namespace, user
-        )
+        deleted = yield from store_call(self.store.forget_user, self.namespace, user)
         self._forget()
         self.user.reset()
         return deleted
@@ -174,9 +172,7 @@ class Engine:
         user = yield from self.user.scope_steps(scope)
         if user is None or scope == "session":
             return [self.session_id]
-        listed = yield from store_call(
-            self.store.parts.directory.user_sessions, self.namespace, user
-        )
+        listed = yield from store_call(self.store.user_sessions, self.namespace, user)
         return [s.session_id for s in listed]
 
     # -- rebuild ----------------------------------------------------------------------------
@@ -264,11 +260,10 @@ class Engine:
         encoding = self.counter.encoding_name
         user = yield from self.user_steps()
         memory = str(self.settings().get("memory", ""))
-        if user is not None:  # every write: no I/O while the process knows it is recorded,
-            # and it records the user again after another handle cleared or forgot it
-            yield from store_call(self.session.records.join_user, user, memory)
+        # Every write records the user (if any) in its transaction: again after another
+        # handle cleared or forgot the session.
         stored = yield from store_call(
-            self.session.records.turns.append, items, counts, encoding, memory
+            self.session.records.turns.append, items, counts, encoding, memory, user
         )
         yield from self._describe_steps()
         return stored, sum(counts)

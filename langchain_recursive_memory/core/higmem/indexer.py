@@ -17,11 +17,11 @@ ever dropped.
 flush): an ``add`` then only stores its turns, and retrieval ranks the waiting turns with
 the others (the ranking needs no node).
 
-Each indexing writes its events, then its turn nodes, then an index link naming them
-(:func:`~.state.new_link`, a compare-and-set on the link number): the turns leave the
-session's open set and every reader of the session, in any process, takes the nodes in
-by id (:mod:`.state`). An indexing that loses the link to another process's reads the
-nodes again whole next time.
+Each indexing writes its events and its turn nodes in one transaction, a
+compare-and-set on the session's indexing number
+(:meth:`~..storage.session_store.SessionNodes.commit`): every reader of the session, in
+any process, takes them in with ``link > position`` (:mod:`.state`). An indexing that
+loses the number to another process's writes nothing and reads the nodes again whole.
 
 Only one indexing of a session runs at a time in a process (a shared lock); a caller that
 finds it busy goes on with what is indexed.
@@ -33,7 +33,7 @@ import logging
 import time
 from collections.abc import Sequence
 
-from ..errors import EmbeddingError, ModelError
+from ..errors import EmbeddingError, ModelError, StoreError
 from ..events import Event, TurnNode
 from ..models import offers_json
 from ..prompts import (
@@ -51,7 +51,7 @@ from .affiliation import Aliases, candidate_events_steps
 from .config import HiGMemConfig
 from .heuristic import index_heuristically
 from .merge import Batch, batch_nodes, merge_events
-from .state import SessionIndex, new_link, session_index, sync_steps
+from .state import SessionIndex, session_index, sync_steps
 
 __all__ = ["HEURISTIC_BATCH", "Indexer"]
 
@@ -205,22 +205,20 @@ class Indexer:
     def _write_steps(
         self, state: SessionIndex, nodes: Sequence[TurnNode], events: Sequence[Event]
     ) -> Steps[None]:
-        """Write events, then the turn nodes, then the index link naming them; take them in.
+        """Write the events and turn nodes as the next indexing (one transaction); take them in.
 
-        A crash before the link leaves the turns waiting: they are indexed again rather
-        than losing their events.
+        Another process that indexed meanwhile wins the number: nothing is written here,
+        and the state reads what it wrote (the turns that still wait are indexed again).
         """
         session = self.session
-        yield from store_call(session.records.nodes.put_events, events)
-        yield from store_call(session.records.nodes.put_turn_nodes, nodes)
-        link = new_link(state, [n.turn_id for n in nodes], [e.id for e in events])
-        won = yield from store_call(session.records.nodes.commit_link, link)
-        state.apply(nodes, events)
-        if won:
-            state.advance(link)
-            state.view.linked(link, ())
-        else:
+        number = state.position + 1
+        won = yield from store_call(session.records.nodes.commit, number, nodes, events)
+        if not won:
             state.generation = -1  # another process indexed meanwhile: read its nodes
+            return
+        state.apply(nodes, events)
+        with state.index.lock:
+            state.position = max(state.position, number)
         yield from self._embed_events_steps(events)
 
     def _embed_events_steps(self, events: Sequence[Event]) -> Steps[None]:
@@ -237,5 +235,5 @@ class Indexer:
                 for e, v in zip(events, vectors, strict=True)
             ]
             yield from store_call(session.records.vectors.put, space, records)
-        except EmbeddingError as exc:
+        except (EmbeddingError, StoreError) as exc:  # derived: embedded again when missing
             logger.warning("session %r: event vectors not written (%s)", session.session_id, exc)

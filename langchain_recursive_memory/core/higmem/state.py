@@ -1,21 +1,19 @@
 """A session's HiGMem state (turn nodes, events, what waits), kept current at constant cost.
 
 The session's turns are its :class:`~..retrieval.view.SessionView` (shared with every
-reader of the session in the process, kept fresh by the rule of :mod:`..storage.heads`);
-this state adds HiGMem's own layers over it, in the store's caches, with the session's
+reader of the session in the process, kept fresh by the rule of :mod:`..storage`); this
+state adds HiGMem's own layers over it, in the store's caches, with the session's
 indexing lock (two objects of a process never index the same turns at once):
 
-* **turn nodes and events**, as of a position in the session's *index chain*: each
-  indexing writes its events and nodes, then an index link naming the turns it indexed
-  and the events it wrote (:meth:`~..storage.session_store.SessionNodes.commit_link`, a
-  compare-and-set on the link number);
+* **turn nodes and events**, as of the session's indexing number (its head's
+  ``indexed``): each indexing writes its events and nodes in one transaction, a
+  compare-and-set on that number (:meth:`~..storage.session_store.SessionNodes.commit`);
 * **what waits**: the turns without a node, in log order.
 
-:func:`sync_steps` brings it up to the store: the view first (its two requests; for a
-session that HiGMem wrote, the view follows the index chain itself), then the links this
-state has not taken in, whose nodes and events it reads by id. A state whose view was read
-again whole (a new process, a cleared session, a rebuild) reads the nodes and events
-whole, once.
+:func:`sync_steps` brings it up to the store: the view first (it reads the session's
+head), then the nodes and events written by the indexings this state has not taken in
+(``link > position``). A state whose view was read again whole (a new process, a
+cleared session, a rebuild) reads the nodes and events whole, once.
 
 Turns are ranked over the view's :class:`~..retrieval.index.TurnIndex` (segments of
 :func:`~..events.segment_labels` with the memory's ``session_gap``/``max_event_turns``).
@@ -24,7 +22,6 @@ Turns are ranked over the view's :class:`~..retrieval.index.TurnIndex` (segments
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -37,10 +34,8 @@ from ..retrieval.view import sync_steps as sync_views_steps
 from ..runtime.effects import Steps, store_call
 from ..session import SessionRef
 from ..storage import StoredTurn
-from ..storage.heads import INDEX_CHAIN
-from ..storage.records import IndexLink
 
-__all__ = ["NODE_BYTES", "SessionIndex", "new_link", "session_index", "sync_steps"]
+__all__ = ["NODE_BYTES", "SessionIndex", "session_index", "sync_steps"]
 
 NODE_BYTES = 1500
 """About what a turn node and its share of an event cost in memory (for the cache)."""
@@ -59,9 +54,7 @@ class SessionIndex:
         lock: The indexing lock (one indexing of the session at a time in the process).
         generation: The view's generation the nodes were read at (-1: not read).
         seen: How many of the view's ``added`` turn ids this state has looked at.
-        position: The last index link taken in (0: none).
-        token: Its token.
-        linked: How many of the view's ``links`` this state has looked at.
+        position: The last indexing taken in (0: none).
     """
 
     view: SessionView
@@ -73,8 +66,6 @@ class SessionIndex:
     generation: int = -1
     seen: int = 0
     position: int = 0
-    token: str = ""
-    linked: int = 0
 
     @property
     def index(self) -> TurnIndex:
@@ -124,13 +115,7 @@ class SessionIndex:
                 self.pending.pop(node.turn_id, None)
             self.events.update((e.id, e) for e in events)
 
-    def advance(self, link: IndexLink) -> None:
-        """Record that the state holds the nodes and events of ``link`` and those before."""
-        with self.index.lock:
-            if link.number == self.position + 1:
-                self.position, self.token = link.number, link.token
-
-    def load(self, nodes: Sequence[TurnNode], events: Sequence[Event]) -> None:
+    def load(self, nodes: Sequence[TurnNode], events: Sequence[Event], position: int) -> None:
         """Replace the nodes and events with what was read whole (at the view's generation)."""
         with self.index.lock:
             by_turn = {n.turn_id: n for n in nodes}
@@ -144,13 +129,13 @@ class SessionIndex:
                     self.members.setdefault(node.segment, []).append(t.id)
             self.events = {e.id: e for e in events}
             self.generation, self.seen = self.view.generation, len(self.view.added)
-            self.linked = len(self.view.links)
+            self.position = position
 
     def forget(self) -> None:
         """Drop everything (after a clear, or before a rebuild)."""
         with self.index.lock:
             self.nodes, self.events, self.members, self.pending = {}, {}, {}, {}
-            self.generation, self.seen, self.position, self.token = -1, 0, 0, ""
+            self.generation, self.seen, self.position = -1, 0, 0
         self.view.reset()
 
 
@@ -171,7 +156,6 @@ def session_index(
         session.namespace,
         session.session_id,
         params,
-        chain=INDEX_CHAIN,
         **options,  # type: ignore[arg-type]
     )
     key = (*session_cache_key(session.namespace, session.session_id), "higmem", view.key)
@@ -199,64 +183,20 @@ def sync_steps(
     store, ns, sid = session.store, session.namespace, session.session_id
     if not view_synced:
         yield from sync_views_steps(store, ns, {sid: state.view})
-    caught_up = state.current and (yield from _links_steps(session, state))
-    if not caught_up:
-        nodes = yield from store_call(session.records.nodes.turn_nodes)
-        events = yield from store_call(session.records.nodes.events)
-        state.load(nodes, events)
-        yield from _position_steps(session, state)
+    head = state.view.head
+    indexed = head.indexed if head is not None else 0
+    records = session.records.nodes
+    if not state.current:
+        nodes = yield from store_call(records.turn_nodes)
+        events = yield from store_call(records.events)
+        state.load(nodes, events, indexed)
+    elif indexed > state.position:
+        after = state.position
+        nodes = yield from store_call(records.turn_nodes, after=after)
+        events = yield from store_call(records.events, after=after)
+        state.apply(nodes, events)
+        with state.index.lock:
+            state.position = max(state.position, indexed)
     state.take_added()
     _account(session, state)
     return state
-
-
-def _position_steps(session: SessionRef, state: SessionIndex) -> Steps[None]:
-    """After a whole read: the index chain's position (the view's, when it follows it)."""
-    view = state.view
-    if view.chain == INDEX_CHAIN:
-        with state.index.lock:
-            state.position, state.token = view.position, view.token
-        return
-    found = yield from store_call(session.records.head, INDEX_CHAIN, 1)
-    links = found.links
-    with state.index.lock:
-        state.position = links[-1].number if links else 0
-        state.token = links[-1].token if links else ""
-
-
-def _links_steps(session: SessionRef, state: SessionIndex) -> Steps[bool]:
-    """Take in the index links written since this state's position: their nodes, by id.
-
-    When the view follows the index chain, the links are those it took in; otherwise (a
-    session another memory wrote first) they are read here. False when the chain is not
-    the one this state was read from (read the nodes again whole).
-    """
-    view = state.view
-    if view.chain == INDEX_CHAIN:
-        with state.index.lock:
-            links = view.links[state.linked :]
-            state.linked = len(view.links)
-    else:
-        found = yield from store_call(session.records.head, INDEX_CHAIN, state.position)
-        got = found.links
-        at = next((x for x in got if x.number == state.position), None)
-        if state.position and (at is None or at.token != state.token):
-            return False
-        links = [x for x in got if x.number > state.position]
-    foreign = [x for x in links if x.number > state.position]
-    if foreign:
-        turn_ids = [t for x in foreign for t in x.turn_ids]
-        event_ids = list(dict.fromkeys(e for x in foreign for e in x.event_ids))
-        nodes = yield from store_call(session.records.nodes.turn_nodes, turn_ids)
-        events = yield from store_call(session.records.nodes.events, event_ids)
-        state.apply(nodes, events)
-        for link in foreign:
-            state.advance(link)
-    return True
-
-
-def new_link(state: SessionIndex, turn_ids: Sequence[str], event_ids: Sequence[str]) -> IndexLink:
-    """The next link of the state's index chain, naming what an indexing wrote."""
-    return IndexLink(
-        state.position + 1, uuid.uuid4().hex, tuple(turn_ids), tuple(dict.fromkeys(event_ids))
-    )

@@ -3,22 +3,22 @@
 Recall ranks a session's archived turns with the same multi-scale ranking as HiGMem, over
 the session's view (:class:`~..retrieval.view.SessionView`, in the store's caches, shared
 with every reader of the session in the process). The view follows the session by the one
-freshness rule (:mod:`..storage.heads`) without reading its whole log again:
+freshness rule (:mod:`..storage`) without reading its whole log again:
 
-* the turns this process appends and folds are put in as it writes them
-  (:meth:`ArchiveIndex.appended`, :meth:`ArchiveIndex.folded`);
-* every read brings the session's state (:meth:`~..storage.session_store.SessionSummaries.load`: the
-  stamp, the summary versions from the hint on, the unfolded turns: what the context needs
-  anyway); :meth:`ArchiveIndex.sync_steps` checks the view against it and reads by id only
-  what the view does not hold;
+* the turns this process appends are put in as it writes them
+  (:meth:`ArchiveIndex.appended`);
+* every read brings the session's state (:meth:`~..storage.session_store.SessionSummaries.load`:
+  the head, the latest summary and the unfolded turns: what the context needs anyway);
+  :meth:`ArchiveIndex.sync_steps` checks the view against its head and reads only the
+  turns after the view's ``last_seq``;
 * only a process that has never seen the session, or a session that started again (its
-  stamp's epoch changed), is read whole, once.
+  epoch changed), is read whole, once.
 
 So a read costs the same at 10,000 turns as at 1,000. A fold embeds the windows of the
 turns it archives (:meth:`ArchiveIndex.embed_steps`), so recall finds them stored and
 only reads them. A user's sessions are ranked as one pool
 (:func:`~..retrieval.pool.user_pool_steps`): their views are brought up to date together,
-in the same two requests.
+with one read of their heads.
 """
 
 from __future__ import annotations
@@ -33,9 +33,7 @@ from ..retrieval.ranking import RankerParams
 from ..retrieval.view import SessionView, account, session_view, sync_steps
 from ..runtime.effects import Steps
 from ..session import SessionRef
-from ..storage import SessionState, StoredTurn, Summary
-from ..storage.heads import Head
-from ..storage.turns import OpenTurns
+from ..storage import SessionHead, SessionState, StoredTurn
 
 __all__ = ["ArchiveIndex"]
 
@@ -69,26 +67,17 @@ class ArchiveIndex:
         view.appended(turns)
         account(self.session.store, view)
 
-    def folded(self, summary: Summary, chunk: Sequence[StoredTurn]) -> None:
-        """Record a version this process has just committed (``chunk``: its turns)."""
-        view = self.view()
-        view.linked(summary, chunk)
-        account(self.session.store, view)
-
     # -- reads --------------------------------------------------------------------------------
 
-    def given(self, state: SessionState) -> dict[str, tuple[Head, OpenTurns, int]]:
-        """What ``state`` (a fresh ``load``) tells the view's follower: no read needed."""
-        start = state.versions[0].version if state.versions else 0
-        head = Head(state.stamp, list(state.versions))
-        found = OpenTurns({t.id: t.seq for t in state.turns}, list(state.turns))
-        return {self.session.session_id: (head, found, start)}
+    def given(self, state: SessionState) -> dict[str, SessionHead | None]:
+        """The head ``state`` (a fresh ``load``) read: the view needs no read of its own."""
+        return {self.session.session_id: state.head}
 
     def sync_steps(self, state: SessionState) -> Steps[TurnIndex]:
         """The session's index, brought up to ``state`` (a fresh ``summaries.load()``).
 
-        Reads nothing when the view has seen every version of ``state``; the versions it
-        has not seen (and their turns it does not hold) by id; the whole log once when it
+        Reads nothing when the view holds the session as ``state``'s head shows it; the
+        turns after the view's ``last_seq`` when it is behind; the whole log once when it
         has never seen the session or the session started again.
         """
         view = self.view()
@@ -103,7 +92,7 @@ class ArchiveIndex:
         s = self.session
         return (
             yield from user_pool_steps(
-                s.store, s.namespace, s.session_id, user_id, self.view(), given=self.given(state)
+                s.store, s.namespace, s.session_id, user_id, self.view(), heads=self.given(state)
             )
         )
 

@@ -4,8 +4,10 @@ A fold loads the session, asks :func:`~.planner.plan_fold` what to fold, summari
 chunk into the next summary version and commits it compare-and-set
 (:meth:`~..storage.session_store.SessionSummaries.commit`): a writer that loses reloads and plans
 again (at most :data:`MAX_FOLD_RELOADS` times), so concurrent folds of one session never
-fold a message twice. After each committed version the fold's facts and vectors are
-written (derived state).
+fold a message twice. A version is one transaction: its row and its turns marked
+folded, so a reader sees each turn in the window or in the summary, never both or
+neither. After each committed version the fold's facts and vectors are written (derived
+state).
 
 A failing summarizer or store never loses a message: the fold is abandoned, logged, and
 retried on a later ``add`` after a cool-down that doubles with each consecutive failure;
@@ -13,17 +15,14 @@ the messages it could not fold stay recallable (their vectors are written anyway
 fold health (failures, cool-down, the fold lock, this process's view of the window) is
 shared by every memory object of the session in the process.
 
-Under concurrency (several processes or machines on one session, through a Chroma
-server) three rules keep the work useful and the summary in log order:
+Under concurrency (several processes or machines on one session) two rules keep the
+work useful (the database keeps the log in order: a turn's order key is given when its
+write commits):
 
 * **a fold lease**: a fold started by ``add`` first claims the session's lease in the
   store (:meth:`~..storage.session_store.SessionSummaries.claim_lease`); while another
   writer holds it, the fold is skipped (``skipped="leased"``) instead of summarizing
-  what the holder is summarizing. A holder that dies holds it at most two lease periods.
-* **settled order**: a turn whose write landed after a fold that folded turns ordered
-  after it is moved after them before it is folded
-  (:meth:`~..storage.session_store.SessionTurns.settle`), so each version's turns
-  follow the previous version's in log order.
+  what the holder is summarizing. A holder that dies holds it at most one lease period.
 * **a deadline**: a fold started by ``add`` gives up after ``retry.fold_deadline``
   seconds (its turns wait, unfolded, for a later add), so a hanging summarizer cannot
   hold a chat turn for ``timeout x attempts``.
@@ -148,7 +147,7 @@ class FoldRunner:
         user: The session's user (resolved before a fold: facts are the user's).
         summarizer: Summarizes the chunks (and extracts their facts).
         derived: Writes facts and vectors.
-        archive: The session's turn index (told of each version committed).
+        archive: The session's turn index.
         config: The budgets.
         counter: Counts tokens.
         retry: Its cool-down applies after a failed fold.
@@ -266,7 +265,7 @@ class FoldRunner:
         """Load, plan and fold; return whether another writer won a version first.
 
         One load and one plan: the lease is claimed after planning (a fold that is not
-        due claims nothing), and the plan stands unless turns had to be settled. A writer
+        due claims nothing), and the plan stands. A writer
         that folded between the load and the claim makes the commit lose, and the fold
         loads again (:data:`MAX_FOLD_RELOADS`).
         """
@@ -282,15 +281,8 @@ class FoldRunner:
             if not (yield from lease.claim_steps()):
                 return False  # another writer folds the session now
             claimed = True
-        settled = yield from store_call(session.records.turns.settle, state)
-        if settled is not state:  # late turns moved after the summary: plan them in order
-            state = settled
-            plan = self._plan(state, force, reserve, keep)
-            if plan is None:
-                return False
         progress.pending = list(plan.folded)
         done_ids: set[str] = set()
-        repair = state.repair_ids
         for number, chunk in enumerate(plan.chunks):
             renew = not (number == 0 and claimed)  # just claimed: no second claim
             if stopping() or (lease is not None and renew and not (yield from lease.claim_steps())):
@@ -298,21 +290,16 @@ class FoldRunner:
             new, facts = yield from self._version_steps(progress.summary, chunk, keep)
             stored_facts = yield from self.derived.facts_steps(facts, chunk)
             done_ids.update(new.turn_ids)
-            passed = tuple(
-                t.id for t in state.turns if t.id not in done_ids and t.seq < new.last_seq
-            )
-            new = replace(new, passed_ids=passed)
-            won = yield from store_call(session.records.summaries.commit, new, repair)
+            won = yield from store_call(session.records.summaries.commit, new)
             if not won:
                 return True
-            progress.summary, repair = new, ()
+            progress.summary = new
             progress.versions += 1
             progress.folded += len(chunk)
             left = [t for t in state.turns if t.id not in done_ids]
             self.observe(left, self._shown_question(state, left, new))
             progress.pending = progress.pending[len(chunk) :]
             progress.facts += len(stored_facts)
-            self.archive.folded(new, chunk)
             yield from self.derived.write_steps(chunk, stored_facts, replace(state, summary=new))
         return False
 
@@ -379,7 +366,7 @@ class FoldRunner:
         )
         # While the fold waits, the messages it could not fold stay recallable.
         yield from self.derived.write_steps(
-            progress.pending, (), SessionState(progress.summary, tuple(progress.pending), ())
+            progress.pending, (), SessionState(progress.summary, tuple(progress.pending))
         )
 
     @staticmethod

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from ..rebuild import OnProgress, RebuildResult, RebuildRun
 from ..runtime.effects import Steps, store_call
 from ..session import Models, SessionRef, UserBinding
+from ..storage import UserStore
 from .archive import ArchiveIndex
 from .derived import DerivedWriter, stated
 from .summarize import Summarizer
@@ -85,8 +86,7 @@ class Rebuilder:
             ModelError: When a facts call failed (call again: it resumes).
             StoreError: When Chroma failed (call again: it resumes).
         """
-        ns, user = self.session.namespace, self.user.user_id
-        markers = self.session.store.parts.markers
+        user = self.user.user_id
         done: list[str] = []
         resumed = False
         if whole_user:
@@ -100,10 +100,10 @@ class Rebuilder:
             yield from self._session_steps(session_id, run, statements=not whole_user)
             if whole_user:
                 done.append(session_id)
-                yield from store_call(markers.set, ns, user, FACTS_TASK, done, user=True)
+                yield from store_call(self._user_store().set_marker, FACTS_TASK, done)
         yield from self._facts_vectors_steps(run)
         if whole_user:
-            yield from store_call(markers.set, ns, user, FACTS_TASK, None, user=True)
+            yield from store_call(self._user_store().set_marker, FACTS_TASK, None)
         return run.result(sessions)
 
     def _plan_steps(self, sessions: Sequence[str], on_progress: OnProgress) -> Steps[RebuildRun]:
@@ -128,16 +128,21 @@ class Rebuilder:
         version (a session's marker would skip the versions whose facts were wiped).
         """
         store, ns = self.session.store, self.session.namespace
-        markers = store.parts.markers
-        done = yield from store_call(markers.get, ns, user, FACTS_TASK, user=True)
+        owner = store.user(ns, user)
+        done = yield from store_call(owner.marker, FACTS_TASK)
         if done is not None:
             return [str(s) for s in done], True
         if self.facts_on:
-            yield from store_call(store.parts.shared_facts.drop, ns, user)
+            yield from store_call(owner.drop_facts)
         for session_id in sessions:
-            yield from store_call(markers.set, ns, session_id, FACTS_TASK, None)
-        yield from store_call(markers.set, ns, user, FACTS_TASK, [], user=True)
+            yield from store_call(store.session(ns, session_id).set_marker, FACTS_TASK, None)
+        yield from store_call(owner.set_marker, FACTS_TASK, [])
         return [], False
+
+    def _user_store(self) -> UserStore:
+        user = self.user.user_id
+        assert user is not None
+        return self.session.store.user(self.session.namespace, user)
 
     def _session_steps(self, session_id: str, run: RebuildRun, *, statements: bool) -> Steps[None]:
         """Rebuild one session's facts and window vectors (resuming from its marker)."""

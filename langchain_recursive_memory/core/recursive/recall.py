@@ -222,17 +222,13 @@ class Recaller:
     def _facts_steps(self, state: SessionState, user: str | None) -> Steps[Sequence[Fact]]:
         """The session's facts, read again only when they changed.
 
-        Kept by the session's stamp (its epoch and facts token, read with ``state``) and,
-        for a user's session, the user's facts stamp (one read by id); a session without a
-        stamp record (one stored before stamps existed) reads them every time.
+        Kept by the session's head, read with ``state``: its epoch, its facts counter and
+        its user's; a session with no row reads them every time.
         """
-        stamp = state.stamp
-        key: tuple[Any, ...] | None = (stamp.epoch, stamp.facts) if stamp is not None else None
-        if user is not None and key is not None:
-            user_stamp = yield from store_call(
-                self.session.store.parts.shared_facts.stamp, self.session.namespace, user
-            )
-            key = (*key, user_stamp)
+        head = state.head
+        key: tuple[Any, ...] | None = None
+        if head is not None:
+            key = (head.epoch, head.facts, user, head.user_facts if user is not None else 0)
         cache = self._cache()
         if key is None or cache.facts_key != key:
             session = self.session

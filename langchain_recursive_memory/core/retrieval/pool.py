@@ -25,11 +25,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..runtime.effects import Steps, store_call
-from ..storage import MemoryStore, StoredTurn
-from ..storage.directory import ListedSessions
-from ..storage.heads import Head, chain_of
-from ..storage.keys import UserOwner
-from ..storage.turns import OpenTurns
+from ..storage import MemoryStore, SessionHead, StoredTurn
 from .index import TurnIndex
 from .ranking import RankerParams, TurnRanker
 from .view import SessionView, session_view, sync_steps
@@ -186,19 +182,16 @@ def user_pool_steps(
     user_id: str,
     own: SessionView,
     *,
-    given: Mapping[str, tuple[Head, OpenTurns, int]] | None = None,
+    heads: Mapping[str, SessionHead | None] | None = None,
 ) -> Steps[tuple[list[str], list[TurnIndex]]]:
     """Every session of a user and its index, brought up to date together: a user's pool.
 
-    Both engines assemble a user's pool this way: every session's view is brought up to
-    the store in the same two requests (:func:`~.view.sync_steps`), whichever memory wrote
-    it: a HiGMem session's turns are its user's from the moment they are stored, folded
-    or not, indexed or not, and so are a recursive or hybrid session's. The sessions are
-    those this process listed last (:meth:`~..storage.directory.UserDirectory.listed_sessions`)
-    while the user's stamp token, read by id in the request of the heads, is the one they
-    were listed at; otherwise they are listed again (one filtered request) and the sessions
-    new to the list are read too (:mod:`..storage.heads`: every change of a user's set of
-    sessions gives it a new token).
+    Both engines assemble a user's pool this way: the user's sessions and their heads are
+    one read (:meth:`~..storage.UserStore.heads`), and every session's view is brought up
+    to its head (:func:`~.view.sync_steps`: nothing read for a view that holds it, the new
+    turns for one behind), whichever memory wrote it: a HiGMem session's turns are its
+    user's from the moment they are stored, folded or not, indexed or not, and so are a
+    recursive or hybrid session's.
 
     Args:
         store: The store.
@@ -207,59 +200,36 @@ def user_pool_steps(
         user_id: The user.
         own: The asking session's view (ranked with the pool's options: the others' views
             share them).
-        given: What the caller has just read of its own session (see
-            :func:`~.view.sync_steps`).
+        heads: What the caller has just read of its own session (its head).
 
     Returns:
-        The user's session ids (the asking one last if it is not stored to yet) and their
-        indexes, in the same order: a :class:`TurnPool`'s ``sessions`` and ``indexes``.
+        The user's session ids (the asking one last if it is not the user's yet) and
+        their indexes, in the same order: a :class:`TurnPool`'s ``sessions`` and
+        ``indexes``.
     """
-    directory = store.parts.directory
-    user = UserOwner.of(namespace, user_id)
-    listed = directory.listed_sessions(namespace, user_id)
-    views: dict[str, SessionView] = {}
-    ids = _pool_ids(store, namespace, session_id, own=own, listed=listed, views=views)
-    token = yield from sync_steps(store, namespace, views, given, user)
-    if listed is not None and token is not None and token == listed.token:
-        return ids, [views[sid].index for sid in ids]
-    # The set changed (or was never listed): list it, after the token was read.
-    listed = yield from store_call(directory.list_sessions, namespace, user_id, token)
-    known = dict(views)
-    ids = _pool_ids(store, namespace, session_id, own=own, listed=listed, views=views)
-    new = {sid: views[sid] for sid in ids if sid not in known}
-    if new:
-        yield from sync_steps(store, namespace, new)
+    found: dict[str, SessionHead | None] = dict(
+        (yield from store_call(store.user(namespace, user_id).heads))
+    )
+    ids = list(found)
+    if session_id not in found:  # a new session, not stored to (or joined) yet
+        ids.append(session_id)
+        if heads and session_id in heads:
+            found[session_id] = heads[session_id]
+    index = own.index
+    views = {
+        sid: own
+        if sid == session_id
+        else session_view(
+            store,
+            namespace,
+            sid,
+            index.params,
+            session_gap=index.session_gap,
+            max_event_turns=index.max_event_turns,
+        )
+        for sid in ids
+    }
+    yield from sync_steps(store, namespace, views, found)
     return ids, [views[sid].index for sid in ids]
 
 
-def _pool_ids(
-    store: MemoryStore,
-    namespace: str,
-    session_id: str,
-    *,
-    own: SessionView,
-    listed: ListedSessions | None,
-    views: dict[str, SessionView],
-) -> list[str]:
-    """The pool's session ids (the asking one last if not listed); their views put in ``views``."""
-    memory = dict(listed.sessions) if listed is not None else {}
-    ids = list(memory)
-    if session_id not in memory:  # a new session, not stored to yet
-        ids.append(session_id)
-    index = own.index
-    for sid in ids:
-        if sid not in views:
-            views[sid] = (
-                own
-                if sid == session_id
-                else session_view(
-                    store,
-                    namespace,
-                    sid,
-                    index.params,
-                    chain=chain_of(memory.get(sid)),
-                    session_gap=index.session_gap,
-                    max_event_turns=index.max_event_turns,
-                )
-            )
-    return ids

@@ -1,60 +1,38 @@
-"""The Chroma store: the turn log, summaries, facts, HiGMem nodes, vectors and usage.
+"""The store: the log in a database, the facts and vectors in Chroma.
 
-Layout (``prefix`` defaults to ``"lrm"``; one Chroma database can hold many prefixes):
+Two stores, each for what it does well:
 
-``{prefix}_turns``
-    The turn log, the source of truth. Append-only: a turn is written once (a second add
-    with the same turn id is ignored by Chroma) and only its flags change afterwards
-    (``folded``, and the ``open``/``hopen`` flags of the two chains). Document: the turn's
-    text; metadata: namespace, session id, role, order key, token count, the flags, and the
-    rest of the message as JSON.
-``{prefix}_summaries``
-    One record per summary version (``S_1, S_2, ...``), each naming the turns folded into it,
-    a ``current`` record per session that points at a recent version (a hint for cold
-    readers, never trusted blindly), each session's *stamp* record and HiGMem's *index
-    links* (:mod:`.heads`), and the fold and user leases.
-``{prefix}_facts``
-    One record per fact key and session (or user), each naming its source turns.
-``{prefix}_hg_turns`` and ``{prefix}_hg_events``
-    HiGMem's turn nodes (one annotation per turn) and event nodes (summaries and fact
-    sheets linking to turn ids).
-``{prefix}_usage``
-    Upkeep spend, one record per operation that called a model.
-``{prefix}_sessions`` and ``{prefix}_users``
-    One record per session (with its user, its settings, rebuild markers) and per user
-    (the stamp of its facts).
-``{prefix}_vec_{space}``
-    The vectors of turns, facts, HiGMem windows and events, one collection per embedder.
+* **A database** (SQLAlchemy 2; SQLite in the store's folder by default, any URL, such as
+  PostgreSQL, for many workers) holds what needs order and atomicity: sessions and users,
+  the turn log (the source of truth), summary versions, HiGMem's turn and event nodes,
+  upkeep usage, leases and rebuild markers (:mod:`.schema` lists the tables).
+* **Chroma** holds what is searched by similarity: the facts (``{prefix}_facts``, each
+  naming its source turns) and, with an embedder, the vectors of turns, facts, windows and
+  events (``{prefix}_vec_{space}``, one collection per embedder).
 
-Everything but the turn log is derived state, rebuildable from it. Every read filters on
-the session key and re-checks namespace *and* session id (no API returns another
-session's data, but another session of the same user when asked for the user's scope),
-and record ids embed a hash of both (:mod:`.keys`), so equal session ids in two
-namespaces never meet.
+Everything but the turn log is derived state, rebuildable from it. Every read is scoped
+to its session (and namespace): rows by the session's row, Chroma records by a key that
+hashes namespace *and* session id (:mod:`.keys`), re-checked on both.
 
-Concurrency: a summary version is written with Chroma's insert-if-absent ``add`` and read
-back; the writer whose fold id is stored wins, the other discards its work and reloads
-(a compare-and-set on the version number). After winning, the writer flags the folded
-turns, then advances the ``current`` hint. A crash between those steps is repaired by the
-next load and the next fold, because readers exclude the turns named by every version
-newer than the hint. HiGMem's index links are written the same way.
+**How the memory stays fresh.** A process keeps, per session, what its reads rank (the
+turns' index, HiGMem's nodes, the facts) in the store's caches. A read answers as a fresh
+process would, by one rule: every cached value records the session's *head* it was built
+from (:class:`~.records.SessionHead`: the session row's id and rebuild generation, the
+order key of its newest turn, its newest summary version and HiGMem indexing, and its
+facts counters), and every read reads the head first, one statement. Whatever the head
+says moved is caught up with ``seq > last seen`` (``version > ...``, ``link > ...``);
+a new row (the session was cleared and written again) or a new generation (a rebuild)
+makes the value be read again whole. Every write of a session moves its head in the
+writing transaction, and order keys are given out under the row's lock, so catching up
+misses nothing. A user's sessions and their heads are one query.
 
-**Freshness**: every cache of a process follows one rule, written in :mod:`.heads`.
-
-Chroma never downloads its default embedding model here: every record is written with an
-explicit embedding (a one-dimensional placeholder in the non-vector collections).
-
-Modules: :mod:`.keys` (schema, ids, filters), :mod:`.records` (what reads return),
-:mod:`.client` (the chromadb client and the retried call), one repository per collection
-(:mod:`.turns`, :mod:`.summaries` and :mod:`.heads`, :mod:`.facts`, :mod:`.nodes`,
-:mod:`.usage`, :mod:`.sessions`, :mod:`.users`, :mod:`.vectors`), :mod:`.repositories`
-(all of them, opened together); over them, one home per rule: :mod:`.directory` (which
-user each session belongs to), :mod:`.user_facts` (merging a user's facts),
-:mod:`.markers` (rebuild progress), :mod:`.lifecycle` (list, expire, clear, forget),
-:mod:`.frontier` (what a read checks of several sessions at once); :mod:`.session_store`
-(one session bound once: what the engines read and write through), :mod:`.migrations`
-(what an earlier release's store needs), and :mod:`.store`, :class:`MemoryStore`, what
-applications call.
+Modules: :mod:`.schema` (tables), :mod:`.database` (engine, transactions, retries,
+errors), one module per kind of row (:mod:`.sessions` with the users and heads,
+:mod:`.turns`, :mod:`.summaries`, :mod:`.nodes`, :mod:`.usage`), Chroma's part
+(:mod:`.client`, :mod:`.facts`, :mod:`.vectors`), :mod:`.user_facts` (merging a user's
+facts), :mod:`.lifecycle` (list, expire, clear, forget), :mod:`.migrations` (a store of an
+earlier release), :mod:`.session_store` (one session bound once: what the engines read
+and write through), and :mod:`.store`, :class:`MemoryStore`, what applications call.
 
 Example:
     >>> from langchain_recursive_memory.core import MemoryStore, Turn
@@ -69,19 +47,21 @@ Example:
 
 from .client import default_path
 from .keys import DEFAULT_NAMESPACE, session_key, text_hash, validate_session
-from .records import SessionInfo, SessionState, StoredTurn, Summary, UserInfo, VectorRecord
+from .records import SessionHead, SessionInfo, SessionState, StoredTurn, Summary, UserInfo, VectorRecord
 from .session_store import SessionStore
-from .store import MemoryStore
+from .store import MemoryStore, UserStore
 
 __all__ = [
     "DEFAULT_NAMESPACE",
     "MemoryStore",
+    "SessionHead",
     "SessionInfo",
     "SessionState",
     "SessionStore",
     "StoredTurn",
     "Summary",
     "UserInfo",
+    "UserStore",
     "VectorRecord",
     "default_path",
     "session_key",

@@ -1,38 +1,63 @@
-"""The lifecycle of sessions and users: listing, describing, expiring, clearing, forgetting.
+"""The lifecycle of sessions and users: listing, expiring, clearing, forgetting.
 
-:class:`SessionLifecycle` is the part of a store (``store.parts.lifecycle``) that works on
-whole sessions and users, through the store's repositories;
-:class:`~.store.MemoryStore` offers its listing, expiring, clearing and forgetting to
-applications.
+A session is deleted in one database transaction: its row, and with it (``ON DELETE
+CASCADE``) its turns, summaries, HiGMem nodes and usage. The same transaction records it
+in ``{prefix}_pending``; its records in Chroma (its facts, its vectors, what it stated of
+its user's facts) are deleted after the commit, and the pending row with them. Chroma's
+deletes are idempotent: when they fail the pending row stays, and every later lifecycle
+call of the store (and the first store object of a process) tries them again, so nothing
+of a deleted session outlives it for long, and nothing is half-deleted in the database.
 
-**A user's facts when one of its sessions goes.** ``clear()`` and ``expire()`` work per
-session, and what a session stated is taken out of its user's facts with it: a fact only
-that session stated is deleted, a fact other sessions stated too falls back to their
-newest statement (its wording, its turns); the vectors of deleted facts and of facts
-whose wording changed are deleted (those facts rank lexically until ``reindex()``).
-When a user's last session goes, the user goes too. ``forget_user()`` deletes every
-session of the user and everything the user owns (the right to erasure).
+**Expiry never races a write.** ``expire()`` deletes the rows whose last write is older
+than the cutoff in one statement; a writer updates the row it appends to in its own
+transaction, so a session written meanwhile is no longer older than the cutoff (the
+database re-checks the condition on the row it waited for) and is kept.
+
+**A user's facts when one of its sessions goes.** What a session stated is taken out of
+its user's facts with it: a fact only that session stated is deleted, a fact other
+sessions stated too falls back to their newest statement (:mod:`.user_facts`). When a
+user's last session goes, the user goes too. ``forget_user()`` deletes every session of
+the user and everything the user owns (the right to erasure) in one transaction, then
+every record in Chroma tagged with the user.
+
+Example:
+    >>> from langchain_recursive_memory.core import MemoryStore, Turn
+    >>> store = MemoryStore.in_memory()
+    >>> _ = store.session("default", "s1").turns.append([Turn(role="user", text="hi")], [2], "e")
+    >>> store.expire(3600, now=10**10)
+    [('default', 's1')]
+    >>> store.sessions()
+    []
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from ..cache import StoreCaches
-from ..errors import ConfigurationError
-from .directory import UserDirectory
-from .keys import EVENT_KIND, SessionOwner, UserOwner, kinds_filter
-from .records import SessionInfo
-from .repositories import Repositories
-from .user_facts import UserFacts
+from sqlalchemy import delete, func, insert, select
+from sqlalchemy.engine import Connection
+
+from ..errors import ConfigurationError, StoreError
+from .keys import SessionOwner, UserOwner, validate_name
+from .records import SessionInfo, UserInfo
+from .sessions import list_sessions, list_users
+
+if TYPE_CHECKING:
+    from .store import MemoryStore
 
 __all__ = ["EXPIRE_BY", "SessionLifecycle"]
 
+logger = logging.getLogger("langchain_recursive_memory")
+
 EXPIRE_BY = ("written", "created")
-"""What a session's age is measured by: its last write, or its newest turn's own time."""
+"""What ``expire(by=...)`` measures a session's age by: its last write, or the newest
+turn's own ``created_at``."""
+
+_USER = "u:"
 
 
 def _finite(value: object) -> bool:
@@ -40,77 +65,54 @@ def _finite(value: object) -> bool:
 
 
 class SessionLifecycle:
-    """Whole-session and whole-user operations over the store's repositories.
-
-    A part of a store (``store.parts.lifecycle``).
+    """Whole sessions and users of a store (see the module doc).
 
     Args:
-        repos: The store's repositories.
-        directory: Which user each session belongs to.
-        shared_facts: The users' facts (what a session stated leaves them with it).
-        caches: The store's caches (what a deletion deleted leaves them).
-
-    Example:
-        >>> from langchain_recursive_memory.core import MemoryStore, Turn
-        >>> store = MemoryStore.in_memory()
-        >>> _ = store.session("default", "s1").turns.append(
-        ...     [Turn(role="user", text="hi")], [5], "o200k_base"
-        ... )
-        >>> lifecycle = store.parts.lifecycle
-        >>> [s.session_id for s in lifecycle.sessions()]
-        ['s1']
-        >>> lifecycle.clear("default", "s1")
-        >>> lifecycle.sessions()
-        []
+        store: The store.
     """
 
-    def __init__(
-        self,
-        repos: Repositories,
-        directory: UserDirectory,
-        shared_facts: UserFacts,
-        caches: StoreCaches,
-    ) -> None:
-        self.repos = repos
-        self.directory = directory
-        self.shared_facts = shared_facts
-        self.caches = caches
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        self.db = store.db
+        self.t = store.db.tables
 
-    def sessions(self, namespace: str | None = None) -> list[SessionInfo]:
-        """List sessions (of one namespace, or all), oldest first."""
-        return self.repos.session_list.entries(namespace)
+    # -- listing ----------------------------------------------------------------------------
 
-    def describe_session(
-        self, namespace: str, session_id: str, settings: Mapping[str, str | int | float]
-    ) -> None:
-        """Record how the session's memory was made (``memory``, ``max_tokens``...).
+    def sessions(self, namespace: str | None = None, user: UserOwner | None = None) -> list[SessionInfo]:
+        """The sessions (of a namespace, or of a user), oldest first."""
+        if namespace is not None:
+            validate_name("namespace", namespace)
+        found: list[SessionInfo] = self.db.read(
+            lambda c: list_sessions(c, self.t, namespace, user), "list sessions"
+        )
+        return found
 
-        The engines record it on their first write in a process; the command line reads it
-        to show and recall a session the way it was made.
-        """
-        self.repos.session_list.describe(self.directory.owner(namespace, session_id), settings)
-
-    def session_settings(self, namespace: str, session_id: str) -> dict[str, Any]:
-        """How the session's memory was made (see :meth:`describe_session`), or empty."""
-        return self.repos.session_list.settings(SessionOwner.of(namespace, session_id))
+    def users(self, namespace: str | None = None) -> list[UserInfo]:
+        """The users (of a namespace, or all), oldest first."""
+        if namespace is not None:
+            validate_name("namespace", namespace)
+        found: list[UserInfo] = self.db.read(lambda c: list_users(c, self.t, namespace), "list users")
+        return found
 
     def activity(
         self, namespace: str | None = None, *, by: str = "written"
     ) -> dict[tuple[str, str], float]:
-        """Return when each session (of a namespace, or all) last stored a turn.
+        """When each session (of a namespace, or all) last stored a turn (see ``expire``)."""
+        column = self._age_column(by)
+        s = self.t.sessions
+        query = select(s.c.ns, s.c.sid, column)
+        if namespace is not None:
+            query = query.where(s.c.ns == validate_name("namespace", namespace))
+        found = self.db.read(lambda c: c.execute(query).all(), "read activity")
+        return {(ns, sid): float(when) for ns, sid, when in found}
 
-        ``by="written"`` (default): when the newest turn was written (its order key), not
-        the time the message claims (an imported transcript can be years old).
-        ``by="created"``: the newest turn's own ``created_at`` (the time the message
-        claims; the write time when none was given). Reads the turn log itself, in pages,
-        so no session is missed.
-
-        Raises:
-            ConfigurationError: For a ``by`` not in :data:`EXPIRE_BY`.
-        """
+    def _age_column(self, by: str) -> Any:
         if by not in EXPIRE_BY:
             raise ConfigurationError.for_value("by", by, f"must be one of {EXPIRE_BY}")
-        return self.repos.turn_log.activity(namespace, created=by == "created")
+        s = self.t.sessions
+        return s.c.written_at if by == "written" else s.c.newest_created
+
+    # -- deleting ---------------------------------------------------------------------------
 
     def expire(
         self,
@@ -122,26 +124,6 @@ class SessionLifecycle:
     ) -> list[tuple[str, str]]:
         """Delete every session that stored no turn in the last ``older_than`` seconds.
 
-        A time-to-live for conversations: run it periodically (for example daily, from a
-        scheduled job). Everything of an expired session is deleted, as by :meth:`clear`
-        (what it stated is taken out of its user's facts).
-
-        A session's age goes by its last write (``by="written"``, default): a transcript
-        ingested today is young, whatever times its messages claim. ``by="created"`` goes
-        by the newest turn's own ``created_at`` instead (an import of 2024's messages is
-        as old as they are).
-
-        Safe while writers are active: only turns ordered before the cutoff are deleted
-        (by id, as read), and a session found holding any other turn afterwards gets them
-        back and is kept whole. A turn that lands in the last step, after that check, is
-        kept too; the session then restarts from it.
-
-        Args:
-            older_than: Age in seconds (> 0).
-            namespace: Only this namespace (default: all).
-            now: The current time (default: ``time.time()``).
-            by: ``"written"`` or ``"created"`` (see above).
-
         Returns:
             The ``(namespace, session_id)`` pairs deleted.
 
@@ -149,117 +131,54 @@ class SessionLifecycle:
             ConfigurationError: For a bad ``older_than``, ``now`` or ``by``.
             InvalidInputError: For a bad namespace.
         """
-        for name, value in (("older_than", older_than), ("now", now)):
-            if (name == "older_than" or value is not None) and not _finite(value):
-                raise ConfigurationError.for_value(name, value, "must be a finite number")
-        if older_than <= 0:
-            raise ConfigurationError.for_value("older_than", older_than, "must be > 0")
-        started = time.time() if now is None else now
-        cutoff = started - older_than
-        ages = self.activity(namespace, by=by)
-        candidates = [key for key, last in ages.items() if last < cutoff]
-        # Turns written before the cutoff go (by="created": every turn written before this
-        # call); a session that gets a turn meanwhile keeps everything.
-        written_before = cutoff if by == "written" else started
-        return [
-            key for key in candidates if self._expire_one(SessionOwner.of(*key), written_before)
-        ]
-
-    def _expire_one(self, owner: SessionOwner, cutoff: float) -> bool:
-        user = self.directory.session_user(owner.namespace, owner.session_id)
-        taken = self.repos.turn_log.take_before(owner, int(cutoff * 1e9))
-        if self.repos.turn_log.any_left(owner):
-            self.repos.turn_log.restore(taken)  # a turn arrived: the session is active
-            return False
-        self._clear_derived(owner, user)
-        if self.repos.turn_log.any_left(owner):
-            # A turn arrived in the last step: keep it listed (and its user's).
-            again = SessionOwner.of(owner.namespace, owner.session_id, user)
-            self.repos.session_list.register(again)
-            self.repos.heads.ensure_stamp(again)
-        return True
+        if not _finite(older_than) or older_than <= 0:
+            raise ConfigurationError.for_value("older_than", older_than, "must be a number > 0")
+        if now is not None and not _finite(now):
+            raise ConfigurationError.for_value("now", now, "must be a finite number")
+        column = self._age_column(by)
+        cutoff = (time.time() if now is None else now) - older_than
+        s = self.t.sessions
+        where = [column < cutoff]
+        if namespace is not None:
+            where.append(s.c.ns == validate_name("namespace", namespace))
+        gone = self._delete_sessions(where, "expire sessions")
+        return [(ns, sid) for ns, sid, _ in gone]
 
     def clear(self, namespace: str, session_id: str) -> None:
-        """Delete everything stored for the session: turns, summaries, facts, vectors.
-
-        What the session stated is taken out of its user's facts (see the module doc).
-        """
+        """Delete everything stored for the session: turns, summaries, facts, vectors."""
         owner = SessionOwner.of(namespace, session_id)
-        user = self.directory.session_user(namespace, session_id)
-        self.repos.turn_log.clear(owner)
-        self._clear_derived(owner, user)
+        self._delete_sessions([self.t.sessions.c.skey == owner.key], "clear a session")
+        self.store.caches.drop(namespace, [session_id])
 
-    def _clear_derived(self, owner: SessionOwner, user: str | None) -> None:
-        if user is not None:
-            self.shared_facts.drop_session(owner.namespace, owner.session_id, user)
-        self.repos.summary_log.clear(owner)
-        self.repos.fact_table.clear(owner)
-        self.repos.turn_nodes.clear(owner)
-        self.repos.event_nodes.clear(owner)
-        self.repos.usage_log.clear(owner)
-        self.repos.vector_spaces.clear(owner)
-        recorded = self.repos.session_list.user_of(owner)  # maybe joined by another process
-        self.repos.session_list.clear(owner)  # last: a session stays listed until all else is gone
-        for left in dict.fromkeys(u for u in (user, recorded) if u is not None):
-            self.repos.heads.advance_user(UserOwner.of(owner.namespace, left))  # one session less
-        self.directory.forget_session(owner.namespace, owner.session_id)
-        self.caches.drop(owner.namespace, [owner.session_id])  # nothing deleted stays cached
-        user_owner = UserOwner.of(owner.namespace, user) if user is not None else None
-        if user_owner is not None and not self.repos.session_list.of_user(user_owner):
-            self._delete_user_own(user_owner)  # its last session is gone: so is the user
+    def _delete_sessions(self, where: Sequence[Any], what: str) -> list[tuple[str, str, str | None]]:
+        """Delete the session rows ``where`` selects (one transaction), then their records."""
+        s, p = self.t.sessions, self.t.pending
 
-    # -- derived state dropped for a rebuild (see :mod:`..recursive.rebuild`) --------------
+        def write(conn: Connection) -> list[tuple[str, str, str | None]]:
+            found = conn.execute(select(s.c.ns, s.c.sid, s.c.skey, s.c.user_id).where(*where)).all()
+            if not found:
+                return []
+            keys = [r.skey for r in found]
+            conn.execute(delete(s).where(s.c.skey.in_(keys)))
+            now = time.time()
+            conn.execute(delete(p).where(p.c.key.in_(keys)))
+            conn.execute(
+                insert(p),
+                [
+                    {"key": r.skey, "ns": r.ns, "name": r.sid, "user_id": r.user_id, "created_at": now}
+                    for r in found
+                ],
+            )
+            return [(r.ns, r.sid, r.user_id) for r in found]
 
-    def drop_facts(self, namespace: str, session_id: str, *, statements: bool = True) -> None:
-        """Delete the session's own facts and (``statements``) its statements of its user's.
-
-        A rebuild starts so: the facts are then extracted again from the log.
-        """
-        owner = SessionOwner.of(namespace, session_id)
-        user = self.directory.session_user(namespace, session_id)
-        if statements and user is not None:
-            self.shared_facts.drop_session(namespace, session_id, user)
-        self.repos.fact_table.clear(owner)
-        self.repos.heads.touch(self.directory.owner(namespace, session_id), facts=True)
-
-    def drop_vectors(self, space: str, namespace: str, session_id: str) -> None:
-        """Delete the session's vectors of one embedder (not its user's facts')."""
-        owner = SessionOwner.of(namespace, session_id)
-        self.repos.vector_spaces.delete_where(owner.where, spaces=[space])
-        self.repos.heads.touch(self.directory.owner(namespace, session_id), epoch=True)
-
-    def drop_nodes(self, namespace: str, session_id: str) -> None:
-        """Delete the session's HiGMem turn and event nodes and the events' vectors."""
-        owner = SessionOwner.of(namespace, session_id)
-        self.repos.turn_nodes.clear(owner)
-        self.repos.event_nodes.clear(owner)
-        self.repos.heads.drop_links(owner)
-        self.repos.vector_spaces.delete_where(kinds_filter(owner.key, [EVENT_KIND]))
-        self.repos.heads.touch(self.directory.owner(namespace, session_id), epoch=True)
-
-    def _delete_user_own(self, user: UserOwner) -> None:
-        """Delete the user's own records: its facts, their vectors, its record."""
-        self.repos.fact_table.clear(user)
-        self.repos.vector_spaces.clear(user)
-        self.repos.user_list.clear(user)
-        self.repos.heads.drop_user(user)
-
-    def _delete_user(self, user: UserOwner) -> None:
-        """Delete everything the user owns and every record tagged with it."""
-        self._delete_user_own(user)
-        everything = user.everything
-        for repo in self.repos.scoped():
-            repo.delete_where(f"delete the user's {repo.label}", everything)
-        self.repos.vector_spaces.delete_where(everything)
+        gone: list[tuple[str, str, str | None]] = self.db.write(write, what)
+        for ns, _, _ in gone:
+            self.store.caches.drop(ns, [sid for n, sid, _ in gone if n == ns])
+        self.purge()
+        return gone
 
     def forget_user(self, namespace: str, user_id: str) -> list[str]:
         """Delete every session of the user and everything the user owns.
-
-        The right to erasure: the user's sessions (turns, summaries, facts, HiGMem nodes,
-        vectors, usage), the user's facts and their vectors, and its record; then every
-        record still tagged with the user, in every collection (a session a crashed
-        writer left half-registered). Stop the user's writers first: a turn written while
-        this runs can survive it, as with :meth:`clear` (run it again).
 
         Returns:
             The ids of the sessions deleted.
@@ -268,11 +187,86 @@ class SessionLifecycle:
             InvalidInputError: For a bad namespace or user id.
         """
         user = UserOwner.of(namespace, user_id)
-        sessions = [s.session_id for s in self.repos.session_list.of_user(user)]
-        for session_id in sessions:
-            owner = SessionOwner.of(namespace, session_id)
-            self.repos.turn_log.clear(owner)
-            self._clear_derived(owner, None)
-        self._delete_user(user)
-        self.caches.drop(namespace, sessions, user_id)
+        s, u, p = self.t.sessions, self.t.users, self.t.pending
+
+        def write(conn: Connection) -> list[str]:
+            sids = list(
+                conn.execute(
+                    select(s.c.sid).where(s.c.ukey == user.key, s.c.ns == namespace)
+                ).scalars()
+            )
+            conn.execute(delete(s).where(s.c.ukey == user.key, s.c.ns == namespace))
+            conn.execute(delete(u).where(u.c.ukey == user.key))
+            key = _USER + user.key
+            conn.execute(delete(p).where(p.c.key.in_([key, *(SessionOwner.of(namespace, x).key for x in sids)])))
+            rows = [{"key": key, "ns": namespace, "name": user_id, "user_id": user_id, "created_at": time.time()}]
+            rows += [
+                {"key": SessionOwner.of(namespace, x).key, "ns": namespace, "name": x, "user_id": None, "created_at": time.time()}
+                for x in sids
+            ]
+            conn.execute(insert(p), rows)
+            return sids
+
+        sessions: list[str] = self.db.write(write, "forget a user")
+        self.store.caches.drop(namespace, sessions, user_id)
+        self.purge()
         return sessions
+
+    # -- Chroma's part ------------------------------------------------------------------------
+
+    def purge(self) -> int:
+        """Delete in Chroma what deleted sessions and users left there (module doc).
+
+        Returns:
+            How many deletions are still pending (0: none; a failure is logged).
+        """
+        p = self.t.pending
+        pending = self.db.read(lambda c: c.execute(select(p)).all(), "read pending deletes")
+        left = 0
+        for row in pending:
+            try:
+                self._purge_one(row)
+            except StoreError as exc:
+                left += 1
+                logger.warning("records of deleted %r not yet deleted in Chroma (%s)", row.name, exc)
+                continue
+            self._done(row.key)
+        return left
+
+    def _done(self, key: str) -> None:
+        p = self.t.pending
+
+        def write(conn: Connection) -> None:
+            conn.execute(delete(p).where(p.c.key == key))
+
+        self.db.write(write, "purge")
+
+    def _purge_one(self, row: Any) -> None:
+        store = self.store
+        if row.key.startswith(_USER):
+            user = UserOwner.of(row.ns, row.name)
+            store.fact_table.delete_where("delete the user's facts", user.everything)
+            store.vector_spaces.delete_where(user.everything)
+            return
+        owner = SessionOwner.of(row.ns, row.name)
+        if row.user_id is not None:
+            self._drop_statements(owner, row.user_id)
+        store.fact_table.clear(owner)
+        store.vector_spaces.clear(owner)
+
+    def _drop_statements(self, owner: SessionOwner, user_id: str) -> None:
+        """Take the session's statements out of its user's facts; the user goes with its last."""
+        user = UserOwner.of(owner.namespace, user_id)
+        s, u = self.t.sessions, self.t.users
+
+        def left(conn: Connection) -> int:
+            count = conn.execute(select(func.count()).where(s.c.ukey == user.key)).scalar() or 0
+            if not count:
+                conn.execute(delete(u).where(u.c.ukey == user.key))
+            return int(count)
+
+        if self.db.write(left, "count the user's sessions"):
+            self.store.shared_facts.drop_session(owner.namespace, owner.session_id, user_id)
+            return
+        self.store.fact_table.clear(user)
+        self.store.vector_spaces.clear(user)

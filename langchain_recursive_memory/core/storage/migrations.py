@@ -28,10 +28,21 @@ import re
 from dataclasses import dataclass, field
 from functools import partial
 
+from typing import TYPE_CHECKING
+
 from .client import StoreClient
 from .keys import VECTOR_COLLECTION_PREFIX, collection_name
 
-__all__ = ["LEGACY_SPACE_RE", "Migration", "legacy_vector_collections", "migrate_collections"]
+if TYPE_CHECKING:
+    from .store import MemoryStore
+
+__all__ = [
+    "LEGACY_SPACE_RE",
+    "Migration",
+    "legacy_vector_collections",
+    "migrate",
+    "migrate_collections",
+]
 
 logger = logging.getLogger("langchain_recursive_memory")
 
@@ -112,3 +123,8 @@ def migrate_collections(chroma: StoreClient, prefix: str, *, dry_run: bool = Fal
             why,
         )
     return done
+
+
+def migrate(store: MemoryStore, *, dry_run: bool = False) -> Migration:
+    """Bring ``store`` up to this release (see the module doc)."""
+    return migrate_collections(store.chroma, store.prefix, dry_run=dry_run)

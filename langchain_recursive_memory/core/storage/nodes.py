@@ -1,98 +1,143 @@
-"""HiGMem's two layers: turn nodes and event nodes (derived: rebuildable from the log)."""
+"""HiGMem's two layers: turn nodes and event nodes (derived: rebuildable from the log).
+
+An indexing of a session writes its events and turn nodes in one transaction
+(:func:`commit`): a compare-and-set on the session's ``indexed`` number, then every node
+and event it wrote, each marked with that number (``link``). A reader that holds the
+nodes up to indexing *n* catches up with ``link > n`` (:func:`since`); a writer that lost
+the compare-and-set wrote nothing and reads what the winner wrote.
+
+Every function takes an open connection and the prefix's :class:`~.schema.Tables`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Generic, TypeVar
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Table, select, update
+from sqlalchemy.engine import Connection
 
 from ..events import Event, TurnNode
-from .keys import SessionOwner, event_record_id, turn_node_id
-from .repository import Repository, decoded
+from .repository import decoded
+from .schema import Tables
+from .sessions import upsert
+from .turns import IN_CHUNK
 
-__all__ = ["HEAD_KIND", "EventNodes", "TurnNodes"]
-
-HEAD_KIND = "head"
-"""The ``kind`` of the per-session head record development versions between 0.1.0 and
-0.2.0 kept in the turn nodes' collection (reads skip it; what a reader checks now is the
-session's index chain, :mod:`.heads`)."""
-
-N = TypeVar("N", TurnNode, Event)
+__all__ = ["commit", "events", "turn_nodes"]
 
 
-class _Nodes(Repository, Generic[N]):
-    """A collection of nodes: written whole (upserted), read per session or by id."""
-
-    def _ref_id(self, skey: str, ref: str) -> str:
-        """The record id of the node of ``ref`` (a turn id, an event id)."""
-        raise NotImplementedError
-
-    def _ref(self, node: N) -> str:
-        raise NotImplementedError
-
-    def _document(self, node: N) -> str:
-        raise NotImplementedError
-
-    def _decode(self, document: str, meta: Mapping[str, Any]) -> N:
-        raise NotImplementedError
-
-    def put(self, owner: SessionOwner, nodes: Sequence[N]) -> None:
-        """Write (or overwrite) nodes."""
-        ids = [self._ref_id(owner.key, self._ref(n)) for n in nodes]
-        docs = [self._document(n) for n in nodes]
-        self.upsert(f"write {self.label}", owner, ids, docs, [n.to_metadata() for n in nodes])
-
-    def get(self, owner: SessionOwner) -> list[N]:
-        """Return the session's nodes (in no particular order)."""
-        rows = self.read(f"read {self.label}", owner, where=owner.where)
-        nodes = [r for r in rows if r[1].get("kind") != HEAD_KIND]
-        return decoded(self.label, nodes, lambda r: self._decode(*r))
-
-    def by_ids(self, owner: SessionOwner, refs: Sequence[str]) -> list[N]:
-        """The session's nodes of the given turn or event ids (those without one skipped)."""
-        if not refs:
-            return []
-        ids = [self._ref_id(owner.key, r) for r in dict.fromkeys(refs)]
-        rows = self.read(f"read {self.label} by id", owner, ids=ids)
-        return decoded(self.label, rows, lambda r: self._decode(*r))
+def _node_rows(row: int, link: int, nodes: Sequence[TurnNode]) -> list[dict[str, Any]]:
+    return [
+        {
+            "session": row,
+            "tid": n.turn_id,
+            "link": link,
+            "created_at": 0.0,
+            "document": n.context,
+            "meta": json.dumps(n.to_metadata(), ensure_ascii=False),
+        }
+        for n in nodes
+    ]
 
 
-class TurnNodes(_Nodes[TurnNode]):
-    """The ``{prefix}_hg_turns`` collection: one annotation per logged turn."""
-
-    name = "hg_turns"
-    label = "turn nodes"
-
-    def _ref_id(self, skey: str, ref: str) -> str:
-        return turn_node_id(skey, ref)
-
-    def _ref(self, node: TurnNode) -> str:
-        return node.turn_id
-
-    def _document(self, node: TurnNode) -> str:
-        return node.context
-
-    def _decode(self, document: str, meta: Mapping[str, Any]) -> TurnNode:
-        return TurnNode.from_metadata(document, meta)
+def _event_rows(row: int, link: int, events: Sequence[Event]) -> list[dict[str, Any]]:
+    return [
+        {
+            "session": row,
+            "eid": e.id,
+            "link": link,
+            "created_at": e.created_at,
+            "document": e.summary,
+            "meta": json.dumps(e.to_metadata(), ensure_ascii=False),
+        }
+        for e in events
+    ]
 
 
-class EventNodes(_Nodes[Event]):
-    """The ``{prefix}_hg_events`` collection: event summaries and their fact sheets."""
+def commit(
+    conn: Connection,
+    t: Tables,
+    row: int,
+    number: int,
+    nodes: Sequence[TurnNode],
+    events: Sequence[Event],
+) -> bool:
+    """Write indexing ``number``'s nodes and events if the session's last one is before it.
 
-    name = "hg_events"
-    label = "events"
+    Returns:
+        True if written; False if another indexing took ``number`` first (nothing written).
+    """
+    s = t.sessions
+    won = conn.execute(
+        update(s).where(s.c.id == row, s.c.indexed == number - 1).values(indexed=number)
+    )
+    if not won.rowcount:
+        return False
+    put(conn, t, row, number, nodes, events)
+    return True
 
-    def _ref_id(self, skey: str, ref: str) -> str:
-        return event_record_id(skey, ref)
 
-    def _ref(self, node: Event) -> str:
-        return node.id
+def put(
+    conn: Connection,
+    t: Tables,
+    row: int,
+    link: int,
+    nodes: Sequence[TurnNode],
+    events: Sequence[Event],
+) -> None:
+    """Write (or overwrite) turn nodes and events as indexing ``link``'s."""
+    upsert(conn, t.turn_nodes, _node_rows(row, link, nodes), [t.turn_nodes.c.session, t.turn_nodes.c.tid])
+    upsert(conn, t.events, _event_rows(row, link, events), [t.events.c.session, t.events.c.eid])
 
-    def _document(self, node: Event) -> str:
-        return node.summary
 
-    def _decode(self, document: str, meta: Mapping[str, Any]) -> Event:
-        return Event.from_metadata(document, meta)
+def _read(
+    conn: Connection,
+    table: Table,
+    ref: str,
+    row: int,
+    *,
+    refs: Sequence[str] | None,
+    after: int | None,
+) -> list[tuple[str, dict[str, Any]]]:
+    c = table.c
+    base = select(c.document, c.meta).where(c.session == row)
+    if after is not None:
+        base = base.where(c.link > after)
+    if refs is None:
+        queries = [base.order_by(c.created_at, c[ref])]
+    else:
+        ids = list(dict.fromkeys(refs))
+        queries = [
+            base.where(c[ref].in_(ids[i : i + IN_CHUNK])).order_by(c.created_at, c[ref])
+            for i in range(0, len(ids), IN_CHUNK)
+        ]
+    return [(r.document, json.loads(r.meta)) for q in queries for r in conn.execute(q)]
 
-    def get(self, owner: SessionOwner) -> list[Event]:
-        """Return the session's event nodes, oldest first."""
-        return sorted(super().get(owner), key=lambda e: (e.created_at, e.id))
+
+def turn_nodes(
+    conn: Connection,
+    t: Tables,
+    row: int,
+    *,
+    refs: Sequence[str] | None = None,
+    after: int | None = None,
+) -> list[TurnNode]:
+    """The session's turn nodes (of ``refs``; written after indexing ``after``)."""
+    found = _read(conn, t.turn_nodes, "tid", row, refs=refs, after=after)
+    return decoded("turn node", found, lambda r: TurnNode.from_metadata(*r))
+
+
+def events(
+    conn: Connection,
+    t: Tables,
+    row: int,
+    *,
+    refs: Sequence[str] | None = None,
+    after: int | None = None,
+) -> list[Event]:
+    """The session's events (of ``refs``; written after indexing ``after``), oldest first."""
+    found = _read(conn, t.events, "eid", row, refs=refs, after=after)
+    out = decoded("event", found, lambda r: Event.from_metadata(*r))
+    out.sort(key=lambda e: (e.created_at, e.id))
+    return out

@@ -11,9 +11,8 @@ from typing import Any
 from ..turn import Turn
 
 __all__ = [
-    "IndexLink",
     "SessionInfo",
-    "SessionStamp",
+    "SessionHead",
     "SessionState",
     "StoredTurn",
     "Summary",
@@ -28,7 +27,8 @@ class StoredTurn:
 
     Attributes:
         turn: The turn, with its id and creation time set.
-        seq: The order key (nanoseconds since the epoch, unique per writer).
+        seq: The order key: 1 for the session's first turn, growing in the order the
+            turns were committed.
         tokens: The turn's token count as one chat message.
         encoding: The encoding ``tokens`` was counted with.
         folded_in: The summary version that folded it, or 0.
@@ -93,50 +93,38 @@ class Summary:
 
 
 @dataclass(frozen=True, slots=True)
-class SessionStamp:
-    """A session's stamp record: what every reader of the session checks (see :mod:`.heads`).
+class SessionHead:
+    """A session's head: its row as read, what every reader of the session checks first.
+
+    Every write of the session changes its head in the writing transaction (see "How the
+    memory stays fresh" in :mod:`~langchain_recursive_memory.core.storage`).
 
     Attributes:
-        epoch: Changes when the session starts again (its first write after a clear, an
-            expiry or a forgotten user) and when a rebuild drops derived state.
-        facts: Changes whenever the session's own facts change.
-        memory: The kind of memory that first wrote it (``"higmem"``, ``"hybrid"``...),
-            which says which chain its readers follow.
+        row: The session row's id: a session cleared and written again gets a new one.
+        generation: Grows when a rebuild drops derived state.
+        last_seq: The order key of the newest turn (turns are numbered from 1).
+        version: The newest summary version (0: none).
+        indexed: The newest HiGMem indexing (0: none).
+        facts: Grows with every change of the session's own facts.
         user_id: The user the session belongs to, or None.
-        index_hint: A recent HiGMem index link number (a hint for cold readers).
-        moved: Changes whenever open turns are given new order keys (a fold settling
-            turns that landed late): readers then check the order keys of the open turns
-            they hold, not only their ids.
+        memory: The kind of memory that first wrote it (``"higmem"``, ``"hybrid"``...).
+        user_facts: Grows with every change of the user's facts (0: no user).
     """
 
-    epoch: str
-    facts: str = ""
-    memory: str = ""
+    row: int
+    generation: int = 0
+    last_seq: int = 0
+    version: int = 0
+    indexed: int = 0
+    facts: int = 0
     user_id: str | None = None
-    index_hint: int = 0
-    moved: str = ""
+    memory: str = ""
+    user_facts: int = 0
 
-
-@dataclass(frozen=True, slots=True)
-class IndexLink:
-    """One link of a session's HiGMem index chain: the turns one indexing named.
-
-    Links are numbered from 1 and written insert-if-absent, like summary versions; a
-    reader that holds link ``number`` reads the links after it by id.
-
-    Attributes:
-        number: Its place in the chain.
-        token: A random id of the indexing that wrote it (the compare-and-set winner).
-        turn_ids: The turns it indexed (their turn nodes were written before it).
-        event_ids: The events that indexing wrote or rewrote.
-        created_at: Seconds since the epoch.
-    """
-
-    number: int
-    token: str
-    turn_ids: tuple[str, ...]
-    event_ids: tuple[str, ...] = ()
-    created_at: float = field(default_factory=time.time)
+    @property
+    def epoch(self) -> str:
+        """Changes when the session starts again (a new row) or a rebuild drops state."""
+        return f"{self.row}.{self.generation}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,21 +134,16 @@ class SessionState:
     Attributes:
         summary: The latest summary version, or None before the first fold.
         turns: The unfolded turns, oldest first.
-        repair_ids: Turns named by recent summary versions whose folded flag may not be
-            written yet; the next fold writes it.
         question: The current question when it is folded already (the summary's
             ``question_id``, when no unfolded turn is a user message): shown verbatim
             while it is current.
-        stamp: The session's stamp record as read with the summaries (None: none).
-        versions: The summary versions read (those at or above the hint), oldest first.
+        head: The session's head as read with them (None: the session has no row).
     """
 
     summary: Summary | None
     turns: tuple[StoredTurn, ...]
-    repair_ids: tuple[str, ...] = ()
     question: StoredTurn | None = None
-    stamp: SessionStamp | None = None
-    versions: tuple[Summary, ...] = ()
+    head: SessionHead | None = None
 
 
 @dataclass(frozen=True, slots=True)

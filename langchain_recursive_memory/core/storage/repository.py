@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
-from ..cache import HEALTH_CACHE_ENTRIES, StoreCaches, session_cache_key, user_cache_key
+from ..cache import HEALTH_CACHE_ENTRIES
 from .client import StoreClient
-from .keys import AnyScope, SessionOwner, collection_name, namespace_filter
+from .keys import AnyScope, collection_name
 
-__all__ = ["DAMAGED", "ListRepository", "Repository", "decoded", "placeholders"]
+__all__ = ["DAMAGED", "Repository", "decoded", "placeholders"]
 
 logger = logging.getLogger("langchain_recursive_memory")
 
@@ -96,7 +96,12 @@ class Repository:
 
     def __init__(self, chroma: StoreClient, prefix: str) -> None:
         self.chroma = chroma
-        self.collection: Any = chroma.collection(collection_name(prefix, self.name))
+        self.collection_name = collection_name(prefix, self.name)
+
+    @property
+    def collection(self) -> Any:
+        """The chromadb collection, opened (or created) on first use."""
+        return self.chroma.collection(self.collection_name)
 
     def read(self, what: str, owner: AnyScope, **query: Any) -> list[tuple[str, Mapping[str, Any]]]:
         """Return ``(document, metadata)`` of the records a ``get`` finds, of ``owner`` only.
@@ -174,75 +179,3 @@ class Repository:
             f"delete the session's {self.label}",
             partial(self.collection.delete, where=owner.where),
         )
-
-
-class ListRepository(Repository):
-    """A list of owners (sessions, users): one record each, registered once, with markers.
-
-    The record's id is :meth:`record_id` of its owner's key; the store's caches remember
-    the records this process added (``registered``; insert-if-absent: the first
-    registration's metadata stays).
-    """
-
-    def record_id(self, key: str) -> str:
-        """The id of an owner's record (from :mod:`.keys`)."""
-        raise NotImplementedError
-
-    def __init__(self, chroma: StoreClient, prefix: str, caches: StoreCaches) -> None:
-        super().__init__(chroma, prefix)
-        self._registered = caches.registered
-
-    def _key(self, owner: AnyScope) -> tuple[str, ...]:
-        if isinstance(owner, SessionOwner):
-            return (*session_cache_key(owner.namespace, owner.session_id), self.name)
-        return (*user_cache_key(owner.namespace, owner.user_id), self.name)
-
-    def add_once(self, owner: AnyScope, document: str, meta: Mapping[str, Any]) -> bool:
-        """Insert the owner's record unless this process (or anyone before) added it.
-
-        Returns:
-            Whether it was written now (False: this process had; Chroma keeps a record
-            already stored by anyone else unchanged).
-        """
-        if self._registered.get(self._key(owner)):
-            return False
-        self.chroma.call(
-            f"register the {self.label[:-1]}",
-            partial(
-                self.collection.add,
-                ids=[self.record_id(owner.key)],
-                documents=[document],
-                metadatas=[{**owner.metadata(), **meta}],
-                embeddings=placeholders(1),
-            ),
-        )
-        self._registered.put(self._key(owner), True)
-        return True
-
-    def forget(self, owner: AnyScope) -> None:
-        """Forget that the owner's record was registered (it was deleted)."""
-        self._registered.pop(self._key(owner))
-
-    def marker(self, owner: AnyScope, key: str) -> str | None:
-        """A rebuild marker of the owner's record (see :func:`~.keys.rebuild_key`)."""
-        record = self.fields(f"read the {self.label[:-1]}", owner, self.record_id(owner.key))
-        value = (record or {}).get(key)
-        return str(value) if value is not None else None
-
-    def set_marker(self, owner: AnyScope, key: str, value: str | None) -> None:
-        """Set (or, with None, remove) a rebuild marker of the owner's record."""
-        what = f"mark the {self.label[:-1]}'s rebuild"
-        self.set_fields(what, self.record_id(owner.key), {key: value})
-
-    def listed(self, namespace: str | None) -> list[Mapping[str, Any]]:
-        """The metadata of every record (of one namespace, or all)."""
-        where = namespace_filter(namespace)
-        got = self.chroma.call(
-            f"list {self.label}", partial(self.collection.get, where=where, include=["metadatas"])
-        )
-        return list(got["metadatas"] or [])
-
-    def clear(self, owner: AnyScope) -> None:
-        """Delete the owner's record and forget that it was registered."""
-        super().clear(owner)
-        self.forget(owner)

@@ -1,12 +1,15 @@
 """One session of a store, bound once: what an engine reads and writes through.
 
 ``store.session(namespace, session_id)`` validates the session once and returns its
-:class:`SessionStore`: the session's turns, summaries, facts, vectors and HiGMem nodes
-(:class:`SessionTurns`, :class:`SessionSummaries`, :class:`SessionFacts`,
-:class:`SessionVectors`, :class:`SessionNodes`), its user, usage, settings and rebuild
-markers. Each part calls one repository (one collection), so a step reaches a Chroma call
-through the part, the repository and the client. Records a session writes carry its user
-once this process knows it (:meth:`SessionStore.owner`).
+:class:`SessionStore`: the session's head (:meth:`SessionStore.head`), its turns,
+summaries, facts, vectors and HiGMem nodes (:class:`SessionTurns`,
+:class:`SessionSummaries`, :class:`SessionFacts`, :class:`SessionVectors`,
+:class:`SessionNodes`), its user, usage, settings and rebuild markers. This is the one
+protocol the engines use; what the database and Chroma hold is behind it.
+
+Each method that reads or writes the database is one transaction; the few that also
+touch Chroma (facts, vectors) write the database's part after Chroma's, so that a reader
+that sees the head move finds what moved it.
 
 Example:
     >>> from langchain_recursive_memory.core import MemoryStore, Turn
@@ -14,31 +17,35 @@ Example:
     >>> _ = session.turns.append([Turn(role="user", text="hi")], [5], "o200k_base")
     >>> [t.turn.text for t in session.summaries.load().turns], session.turns.count()
     (['hi'], 1)
+    >>> session.head().last_seq
+    1
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..cache import StoreCaches
-from ..errors import InvalidInputError
+from sqlalchemy import delete, select, update
+from sqlalchemy.engine import Connection
+
+from ..errors import ConfigurationError, InvalidInputError
 from ..events import Event, TurnNode
 from ..facts import Fact, merge_fact
 from ..turn import Turn, turn_list
 from ..usage import Usage, UsageRecord
 from ..validation import check_text, check_tokens
-from .directory import UserDirectory
-from .frontier import Frontier
-from .heads import HEAD_PAGE, SUMMARY_CHAIN, Head, HeadRequest
-from .keys import SessionOwner, UserOwner, user_owned
-from .lifecycle import SessionLifecycle
-from .markers import RebuildMarkers
-from .records import IndexLink, SessionState, StoredTurn, Summary, VectorRecord
-from .repositories import Repositories
-from .user_facts import UserFacts
+from . import nodes as node_rows
+from . import sessions as rows
+from . import summaries as versions
+from . import turns as log
+from . import usage as usage_rows
+from .keys import EVENT_KIND, SessionOwner, UserOwner, kinds_filter, user_owned
+from .records import SessionHead, SessionState, StoredTurn, Summary, VectorRecord
+
+if TYPE_CHECKING:
+    from .store import MemoryStore
 
 __all__ = [
     "SessionFacts",
@@ -47,53 +54,14 @@ __all__ = [
     "SessionSummaries",
     "SessionTurns",
     "SessionVectors",
-    "StoreParts",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class StoreParts:
-    """What a store is made of, shared by its sessions' handles (``store.parts``).
-
-    Attributes:
-        repos: One repository per collection.
-        caches: What the process keeps of the database.
-        directory: Which user each session belongs to.
-        shared_facts: The users' facts, merged across their sessions.
-        markers: Rebuild markers.
-        lifecycle: Whole sessions and users: list, describe, expire, clear, forget.
-        frontier: What a read checks of several sessions at once (heads, open turns).
-    """
-
-    repos: Repositories
-    caches: StoreCaches
-    directory: UserDirectory
-    shared_facts: UserFacts
-    markers: RebuildMarkers
-    lifecycle: SessionLifecycle
-    frontier: Frontier
-
-    @classmethod
-    def open(cls, repos: Repositories, caches: StoreCaches) -> StoreParts:
-        """Assemble the parts over the store's repositories and caches."""
-        directory = UserDirectory(repos, caches)
-        shared = UserFacts(repos, caches)
-        return cls(
-            repos=repos,
-            caches=caches,
-            directory=directory,
-            shared_facts=shared,
-            markers=RebuildMarkers(repos, directory),
-            lifecycle=SessionLifecycle(repos, directory, shared, caches),
-            frontier=Frontier(repos, directory, caches),
-        )
 
 
 class SessionStore:
     """One session of a store (see the module doc).
 
     Args:
-        parts: The store's parts.
+        store: The store.
         namespace: The namespace.
         session_id: The session id.
 
@@ -101,8 +69,10 @@ class SessionStore:
         InvalidInputError: For a bad namespace or session id.
     """
 
-    def __init__(self, parts: StoreParts, namespace: str, session_id: str) -> None:
-        self.parts = parts
+    def __init__(self, store: MemoryStore, namespace: str, session_id: str) -> None:
+        self.store = store
+        self.db = store.db
+        self.t = store.db.tables
         self.key_owner = SessionOwner.of(namespace, session_id)
         self.namespace, self.session_id, self.key = namespace, session_id, self.key_owner.key
         self.turns = SessionTurns(self)
@@ -111,67 +81,101 @@ class SessionStore:
         self.vectors = SessionVectors(self)
         self.nodes = SessionNodes(self)
 
-    @property
-    def repos(self) -> Repositories:
-        """The store's repositories."""
-        return self.parts.repos
+    def _read(self, what: str, fn: Any) -> Any:
+        """Run ``fn(conn, row)`` in a read transaction (``row``: None without a session)."""
 
-    def owner(self) -> SessionOwner:
-        """The session's owner, with its user when this process knows it (no I/O)."""
-        return self.parts.directory.owner(self.namespace, self.session_id)
+        def run(conn: Connection) -> Any:
+            row = conn.execute(
+                select(self.t.sessions.c.id).where(self.t.sessions.c.skey == self.key)
+            ).scalar()
+            return fn(conn, row)
+
+        return self.db.read(run, what)
+
+    def head(self) -> SessionHead | None:
+        """The session's head (None: nothing stored), one statement."""
+        return self.db.read(lambda c: rows.read_head(c, self.t, self.key), "read a session")
 
     # -- its user -------------------------------------------------------------------------
 
+    def owner(self) -> SessionOwner:
+        """The session's owner, with its user (recorded, or bound in this process)."""
+        return SessionOwner.of(self.namespace, self.session_id, self.user())
+
     def user(self) -> str | None:
-        """The user the session belongs to, or None (read once per process, then kept)."""
-        return self.parts.directory.session_user(self.namespace, self.session_id)
+        """The user the session belongs to: recorded, or bound in this process; or None."""
+        return self.recorded_user() or self.store.caches.users.get(self._bound_key())
 
     def recorded_user(self) -> str | None:
-        """The user the session's record names (a user only bound in this process: None)."""
-        return self.parts.directory.recorded_user(self.namespace, self.session_id)
+        """The user the session's row names (None: none, or no row)."""
+        head = self.head()
+        return head.user_id if head is not None else None
+
+    def _bound_key(self) -> tuple[str, ...]:
+        return (self.namespace, self.session_id, "bound")
 
     def bind_user(self, user_id: str) -> None:
         """Take the session as ``user_id``'s in this process (its first write records it)."""
-        self.parts.directory.bind_user(self.namespace, self.session_id, user_id)
+        self.store.caches.users.put(self._bound_key(), user_id)
 
-    def join_user(self, user_id: str, memory: str = "") -> None:
-        """Record that the session belongs to ``user_id`` (:meth:`.UserDirectory.join_user`)."""
-        self.parts.directory.join_user(self.namespace, self.session_id, user_id, memory)
+    def join_user(self, user_id: str) -> None:
+        """Record that the session belongs to ``user_id`` (fixed once recorded).
 
-    # -- usage, settings, markers, its stamp, the whole session ------------------------------
+        Raises:
+            ConfigurationError: When it belongs to another user (both named).
+        """
+        self.db.write(lambda c: self._join(c, user_id), "join a user")
+
+    def _join(self, conn: Connection, user_id: str) -> None:
+        before = rows.join_user(conn, self.t, self.key_owner, user_id, time.time())
+        if before is not None and before != user_id:
+            raise ConfigurationError.for_value(
+                "user_id",
+                user_id,
+                f"session {self.session_id!r} belongs to user {before!r}; a session's user "
+                "is fixed once recorded",
+            )
+
+    # -- usage, settings, markers, the whole session --------------------------------------
 
     def add_usage(self, records: Sequence[UsageRecord]) -> None:
         """Append usage records (LLM calls and tokens of memory upkeep)."""
-        self.repos.usage_log.add(records, self.parts.directory.owner)
+        if records:
+            self.db.write(lambda c: usage_rows.add(c, self.t, records), "write usage")
 
     def usage(self) -> dict[str, Usage]:
         """The session's upkeep spend, per purpose (``"fold"``, ``"higmem-index"``...)."""
-        return self.repos.usage_log.totals(self.key_owner)
+
+        def read(conn: Connection, row: int | None) -> dict[str, Usage]:
+            return usage_rows.totals(conn, self.t, row) if row is not None else {}
+
+        result: dict[str, Usage] = self._read("read usage", read)
+        return result
 
     def describe(self, settings: Mapping[str, str | int | float]) -> None:
         """Record how the session's memory was made (``memory``, ``max_tokens``...)."""
-        self.parts.lifecycle.describe_session(self.namespace, self.session_id, settings)
+        self.db.write(lambda c: rows.describe(c, self.t, self.key_owner, settings), "describe")
+
+    def settings(self) -> dict[str, Any]:
+        """How the session's memory was made (empty: unknown)."""
+        found: dict[str, Any] = self.db.read(
+            lambda c: rows.settings_of(c, self.t, self.key_owner), "read settings"
+        )
+        return found
 
     def marker(self, task: str) -> Any:
         """The progress a running rebuild of ``task`` recorded (None: none is running)."""
-        return self.parts.markers.get(self.namespace, self.session_id, task)
+        return self.db.read(lambda c: rows.marker(c, self.t, self.key_owner, task), "read")
 
     def set_marker(self, task: str, progress: Any) -> None:
         """Record a running rebuild's progress (JSON), or with None that it finished."""
-        self.parts.markers.set(self.namespace, self.session_id, task, progress)
-
-    def stamp(self, memory: str) -> None:
-        """Write the session's stamp record unless it exists (one stored before stamps)."""
-        self.repos.heads.ensure_stamp(self.owner(), memory)
-
-    def head(self, chain: str | None, start: int) -> Head:
-        """The session's stamp and its ``chain``'s links from ``start`` on (one request)."""
-        request = HeadRequest(self.key_owner, chain, start)
-        return self.parts.frontier.heads([request])[self.key]
+        self.db.write(
+            lambda c: rows.set_marker(c, self.t, self.key_owner, task, progress), "mark"
+        )
 
     def clear(self) -> None:
-        """Delete everything stored for the session (see :meth:`.SessionLifecycle.clear`)."""
-        self.parts.lifecycle.clear(self.namespace, self.session_id)
+        """Delete everything stored for the session (see :meth:`.MemoryStore.clear`)."""
+        self.store.clear(self.namespace, self.session_id)
 
 
 class _Part:
@@ -179,7 +183,8 @@ class _Part:
 
     def __init__(self, session: SessionStore) -> None:
         self.session = session
-        self.repos = session.parts.repos
+        self.db = session.db
+        self.t = session.t
 
 
 class SessionTurns(_Part):
@@ -191,64 +196,100 @@ class SessionTurns(_Part):
         tokens: Sequence[int],
         encoding: str,
         memory: str = "",
+        user_id: str | None = None,
     ) -> list[StoredTurn]:
-        """Write turns to the log; durable when this returns.
+        """Write turns to the log, in one transaction; durable when this returns.
 
         Turns without an id get a new, time-ordered one. A turn whose id is already stored
         in this session is not written again (the earlier record wins); repeated ids within
-        ``turns`` keep the first. The session is registered (its record and its stamp
-        record) before its first turn is written, once per process.
+        ``turns`` keep the first. The session's row is created with its first turn.
 
         Args:
             turns: The turns, in conversation order.
             tokens: Each turn's token count.
             encoding: The encoding the counts were made with.
             memory: The kind of memory writing (``"hybrid"``, ``"higmem"``...), kept on
-                the session's stamp record from its first write.
+                the session's row from its first write.
+            user_id: The user the session belongs to, recorded with the turns unless it
+                is recorded already.
 
         Returns:
             The turns as written, with ids, creation times and order keys.
 
         Raises:
             InvalidInputError: For mismatched lengths or bad counts.
-            StoreError: When Chroma rejects the write (nothing was written).
+            ConfigurationError: When the session belongs to another user than ``user_id``
+                (nothing is written).
+            StoreError: When the database failed (nothing was written; adding the same
+                turns again stores each once: they carry their ids).
         """
-        owner = self.session.owner()
         turns = turn_list(turns)
         if isinstance(tokens, str) or not isinstance(tokens, Sequence):
             raise InvalidInputError.for_value("tokens", tokens, "must be a sequence of ints")
-        for count in tokens:
-            check_tokens("tokens", count)
+        for n in tokens:
+            check_tokens("tokens", n)
         check_text("encoding", encoding)
-        stored = self.repos.turn_log.stamp(owner, turns, tokens, encoding)
-        if stored:
-            self.repos.session_list.register(owner)
-            self.repos.heads.ensure_stamp(owner, memory)
-            self.repos.turn_log.write(owner, stored)
+        prepared = log.prepare(turns, tokens, encoding)
+        if not prepared:
+            return []
+        session = self.session
+
+        def write(conn: Connection) -> list[StoredTurn]:
+            _, written = log.append(conn, self.t, session.key_owner, prepared, memory=memory)
+            if user_id is not None:
+                session._join(conn, user_id)
+            return written
+
+        stored: list[StoredTurn] = self.db.write(write, "append turns")
         return stored
+
+    def _rows(self, what: str, fn: Any) -> list[StoredTurn]:
+        def read(conn: Connection, row: int | None) -> list[StoredTurn]:
+            return fn(conn, row) if row is not None else []
+
+        found: list[StoredTurn] = self.session._read(what, read)
+        return found
 
     def all(self) -> list[StoredTurn]:
         """Every logged turn of the session, oldest first (folded or not)."""
-        return self.repos.turn_log.log(self.session.key_owner)
+        return self._rows("read the log", lambda c, r: log.log(c, self.t, r))
 
     def by_ids(self, turn_ids: Iterable[str]) -> list[StoredTurn]:
         """The session's turns with the given ids, oldest first (missing ids skipped)."""
-        return self.repos.turn_log.by_ids(self.session.key_owner, turn_ids)
+        ids = list(turn_ids)
+        return self._rows("read turns", lambda c, r: log.by_ids(c, self.t, r, ids))
 
     def count(self) -> int:
         """How many turns the session's log holds."""
-        return self.repos.turn_log.count(self.session.key_owner)
 
-    def settle(self, state: SessionState) -> SessionState:
-        """Move turns that landed late after the summary's turns (see :meth:`.TurnLog.settle`).
+        def read(conn: Connection, row: int | None) -> int:
+            return log.count(conn, self.t, row) if row is not None else 0
 
-        Moving any gives the session's stamp a new ``moved`` token (readers holding those
-        open turns read their order keys again).
+        found: int = self.session._read("count turns", read)
+        return found
+
+    def catch_up(self, epoch: str, after: int) -> tuple[SessionHead | None, list[StoredTurn], bool]:
+        """What a reader that holds the log up to ``after`` at ``epoch`` must take in.
+
+        One read transaction: the head, then the turns after ``after`` (or, when the
+        session started again or was rebuilt since ``epoch``, the whole log).
+
+        Returns:
+            The head (None: nothing stored), the turns, and whether they are the whole log.
         """
-        settled = self.repos.turn_log.settle(state)
-        if settled is not state:
-            self.repos.heads.touch(self.session.owner(), moved=True)
-        return settled
+
+        def read(conn: Connection) -> tuple[SessionHead | None, list[StoredTurn], bool]:
+            head = rows.read_head(conn, self.t, self.session.key)
+            if head is None:
+                return None, [], True
+            if head.epoch != epoch:
+                return head, log.since(conn, self.t, head.row, 0, head.last_seq), True
+            if head.last_seq <= after:
+                return head, [], False
+            return head, log.since(conn, self.t, head.row, after, head.last_seq), False
+
+        found: tuple[SessionHead | None, list[StoredTurn], bool] = self.db.read(read, "read turns")
+        return found
 
 
 class SessionSummaries(_Part):
@@ -256,84 +297,81 @@ class SessionSummaries(_Part):
 
     def latest(self) -> Summary | None:
         """The latest summary version, or None."""
-        return self.repos.summary_log.latest(self.session.key_owner)
+        return self.load().summary
 
     def versions(self) -> list[Summary]:
         """Every summary version, oldest first."""
-        return self.repos.summary_log.versions(self.session.key_owner)
 
-    def hint(self) -> int:
-        """The version the ``current`` record points at (0: none; a hint)."""
-        return self.repos.summary_log.hint(self.session.key_owner)
+        def read(conn: Connection, row: int | None) -> list[Summary]:
+            if row is None:
+                return []
+            return versions.versions(conn, self.t, self.session.key_owner, row)
+
+        found: list[Summary] = self.session._read("read summaries", read)
+        return found
 
     def load(self) -> SessionState:
-        """The latest summary and the turns it does not cover, oldest first.
+        """The latest summary and the turns it does not cover, oldest first (one snapshot).
 
-        The version hint is read first, then the unfolded turns, then every version at or
-        above the hint (with the session's stamp record, in the same request by id): a fold
-        committed in between can only make a turn appear both in a summary and in the
-        window (never in neither, never folded twice). When the current question (the
-        newest user message) is folded already, it is read too (by id, only then) as the
-        state's ``question``: the context shows it while it is current.
+        When the current question (the newest user message) is folded already, it is read
+        too as the state's ``question``: the context shows it while it is current.
         """
         owner = self.session.key_owner
-        hint = self.hint()
-        unfolded = self.repos.turn_log.unfolded(owner)
-        head = self._head(hint)
-        named = {t for v in head.versions for t in v.turn_ids}
-        turns = tuple(t for t in unfolded if t.id not in named)
-        repair = tuple(t.id for t in unfolded if t.id in named)
-        latest = head.versions[-1] if head.versions else None
-        question = None
-        asked = latest.question_id if latest is not None else None
-        if asked is not None and not any(t.turn.role == "user" for t in turns):
-            found = self.repos.turn_log.by_ids(owner, [asked])
-            question = found[0] if found else None
-        return SessionState(latest, turns, repair, question, head.stamp, tuple(head.versions))
 
-    def _head(self, hint: int) -> Head:
-        """The stamp and the summary versions at or above ``hint`` (one request)."""
-        head = self.session.head(SUMMARY_CHAIN, hint)
-        if len(head.versions) > HEAD_PAGE:
-            self.repos.summary_log.forget_hint(self.session.key_owner)  # others folded
-        if not head.versions and hint > 1:
-            # The session was cleared (maybe by another store object): read from the start.
-            self.repos.summary_log.forget_hint(self.session.key_owner)
-            return self._head(0)
-        return head
+        def read(conn: Connection) -> SessionState:
+            head = rows.read_head(conn, self.t, owner.key)
+            if head is None:
+                return SessionState(None, ())
+            latest = versions.version(conn, self.t, owner, head.row, head.version)
+            turns = tuple(log.unfolded(conn, self.t, head.row))
+            question = None
+            asked = latest.question_id if latest is not None else None
+            if asked is not None and not any(t.turn.role == "user" for t in turns):
+                found = log.by_ids(conn, self.t, head.row, [asked])
+                question = found[0] if found else None
+            return SessionState(latest, turns, question, head)
+
+        state: SessionState = self.db.read(read, "load the session")
+        return state
 
     def claim_lease(self, holder: str, period: float) -> bool:
         """Claim (or renew) the session's fold lease for ``holder``; whether it holds it.
 
         One writer folds a session at a time: the others skip their fold while the lease
-        is held. A lease lasts one to two ``period`` seconds unless renewed, so a holder
-        that dies blocks folds for at most ``2 * period``.
+        is held. A lease lasts ``period`` seconds unless renewed, so a holder that dies
+        blocks folds for at most ``period``.
         """
-        return self.repos.summary_log.claim_lease(self.session.owner(), holder, period, time.time())
+        owner = self.session.key_owner
+        claimed: bool = self.db.write(
+            lambda c: rows.claim_lease(c, self.t, owner, holder, period=period, now=time.time()),
+            "claim the fold lease",
+        )
+        return claimed
 
-    def release_lease(self, holder: str, period: float) -> None:
+    def release_lease(self, holder: str, period: float = 0.0) -> None:
         """Give up ``holder``'s fold lease (see :meth:`claim_lease`)."""
         owner = self.session.key_owner
-        self.repos.summary_log.release_lease(owner, holder, period, time.time())
+        self.db.write(lambda c: rows.release_lease(c, self.t, owner, holder), "release a lease")
 
-    def commit(self, new: Summary, repair_ids: Sequence[str] = ()) -> bool:
+    def commit(self, new: Summary, also: Sequence[str] = ()) -> bool:
         """Write summary version ``new`` if no other writer has written that version.
 
-        On success the folded turns (``new.turn_ids`` and ``repair_ids``) are flagged and the
-        session's ``current`` hint advances. A crash between those steps is repaired by the
-        next load and the next fold (see :meth:`load`).
+        One transaction: the version, and its turns (and ``also``) marked folded.
 
         Returns:
             True if this call wrote the version; False if another writer had (reload).
         """
-        owner = self.session.owner()
-        if not self.repos.summary_log.try_commit(owner, new):
-            return False
-        flagged = dict.fromkeys(repair_ids, new.version)
-        flagged.update(dict.fromkeys(new.turn_ids, new.version))
-        self.repos.turn_log.flag_folded(owner, flagged)
-        self.repos.summary_log.advance_hint(owner, new)
-        return True
+
+        def write(conn: Connection, row: int | None) -> bool:
+            return row is not None and versions.commit(conn, self.t, row, new, also)
+
+        won: bool = self.db.write(lambda c: write(c, _row_of(c, self.t, self.session.key)), "fold")
+        return won
+
+
+def _row_of(conn: Connection, t: Any, skey: str) -> int | None:
+    found = conn.execute(select(t.sessions.c.id).where(t.sessions.c.skey == skey)).scalar()
+    return int(found) if found is not None else None
 
 
 class SessionFacts(_Part):
@@ -352,13 +390,13 @@ class SessionFacts(_Part):
         user = session.user()
         if user is not None:
             owner = SessionOwner.of(session.namespace, session.session_id, user)
-            return session.parts.shared_facts.upsert(owner, facts)
+            return session.store.shared_facts.upsert(owner, facts)
         owner = session.key_owner
-        stored = self.repos.fact_table.get(owner, self.repos.fact_table.ids(owner, facts))
-        existing = {f.key: f for f in stored}
+        table = session.store.fact_table
+        existing = {f.key: f for f in table.get(owner, table.ids(owner, facts))}
         merged = [merge_fact(existing.get(f.key), f) for f in facts]
-        self.repos.fact_table.put(owner, merged)
-        self.repos.heads.touch(owner, facts=True)
+        table.put(owner, merged)
+        self.db.write(lambda c: rows.bump_facts(c, self.t, owner), "record new facts")
         return merged
 
     def get(self, *, ids: Sequence[str] | None = None) -> list[Fact]:
@@ -367,27 +405,34 @@ class SessionFacts(_Part):
         A key both the session and its user have is the user's.
         """
         session = self.session
+        table = session.store.fact_table
         owner, user = session.key_owner, session.user()
         if user is None:
-            return self.repos.fact_table.get(owner, ids)
+            return table.get(owner, ids)
         user_owner = UserOwner.of(session.namespace, user)
         if ids is None:
-            own, theirs = self.repos.fact_table.get(owner), self.repos.fact_table.get(user_owner)
+            own, theirs = table.get(owner), table.get(user_owner)
         else:
             mine = [i for i in ids if user_owned(user_owner.key, i)]
             rest = [i for i in ids if not user_owned(user_owner.key, i)]
-            own = self.repos.fact_table.get(owner, rest) if rest else []
-            theirs = self.repos.fact_table.get(user_owner, mine) if mine else []
+            own = table.get(owner, rest) if rest else []
+            theirs = table.get(user_owner, mine) if mine else []
         keys = {f.key for f in theirs}
         out = [*(f for f in own if f.key not in keys), *theirs]
         out.sort(key=lambda f: (f.created_at, f.key))
         return out
 
     def drop(self, *, statements: bool = True) -> None:
-        """Delete the session's own facts and (``statements``) its statements of its user's."""
-        self.session.parts.lifecycle.drop_facts(
-            self.session.namespace, self.session.session_id, statements=statements
-        )
+        """Delete the session's own facts and (``statements``) its statements of its user's.
+
+        A rebuild starts so: the facts are then extracted again from the log.
+        """
+        session = self.session
+        user = session.user()
+        if statements and user is not None:
+            session.store.shared_facts.drop_session(session.namespace, session.session_id, user)
+        session.store.fact_table.clear(session.key_owner)
+        self.db.write(lambda c: rows.bump_facts(c, self.t, session.key_owner), "drop facts")
 
 
 class SessionVectors(_Part):
@@ -395,7 +440,8 @@ class SessionVectors(_Part):
 
     def _owners(self, ids: Sequence[str]) -> list[tuple[SessionOwner | UserOwner, list[int]]]:
         """Which of ``ids`` (by position) are the session's and which its user's own."""
-        owner, user = self.session.owner(), self.session.user()
+        user = self.session.user()
+        owner = SessionOwner.of(self.session.namespace, self.session.session_id, user)
         if user is None:
             return [(owner, list(range(len(ids))))]
         user_owner = UserOwner.of(self.session.namespace, user)
@@ -405,12 +451,12 @@ class SessionVectors(_Part):
 
     def existing(self, space: str, ids: Sequence[str]) -> set[str]:
         """Which of the record ids already have a vector in ``space``."""
-        return self.repos.vector_spaces.existing(ids, space)
+        return self.session.store.vector_spaces.existing(ids, space)
 
     def put(self, space: str, records: Sequence[VectorRecord]) -> None:
         """Write (or overwrite) vector records; those of the user's facts as the user's own."""
         for owner, positions in self._owners([r.id for r in records]):
-            self.repos.vector_spaces.put(space, owner, [records[i] for i in positions])
+            self.session.store.vector_spaces.put(space, owner, [records[i] for i in positions])
 
     def by_ids(self, space: str, ids: Sequence[str]) -> list[VectorRecord]:
         """The vector records with the given ids (the user's facts' too; missing ones skipped).
@@ -418,56 +464,85 @@ class SessionVectors(_Part):
         Reads by id cost the same however large the collection is, unlike filtered reads.
         """
         out: list[VectorRecord] = []
+        spaces = self.session.store.vector_spaces
         for owner, positions in self._owners(ids):
             if positions:
-                found = self.repos.vector_spaces.by_ids(space, owner, [ids[i] for i in positions])
-                out.extend(found)
+                out.extend(spaces.by_ids(space, owner, [ids[i] for i in positions]))
         return out
 
     def drop(self, space: str) -> None:
         """Delete the session's vectors of one embedder (not its user's facts')."""
         session = self.session
-        session.parts.lifecycle.drop_vectors(space, session.namespace, session.session_id)
+        session.store.vector_spaces.delete_where(session.key_owner.where, spaces=[space])
+        self.db.write(lambda c: _rebuilt(c, self.t, session.key), "drop vectors")
+
+
+def _rebuilt(conn: Connection, t: Any, skey: str) -> None:
+    """Give the session a new generation (readers drop what they keep of it)."""
+    s = t.sessions
+    conn.execute(update(s).where(s.c.skey == skey).values(generation=s.c.generation + 1))
 
 
 class SessionNodes(_Part):
-    """HiGMem's turn nodes, events and index links of the session."""
+    """HiGMem's turn nodes and events of the session."""
 
-    def put_turn_nodes(self, nodes: Sequence[TurnNode]) -> None:
-        """Write (or overwrite) turn nodes."""
-        self.repos.turn_nodes.put(self.session.owner(), nodes)
+    def _nodes(self, what: str, fn: Any) -> Any:
+        def read(conn: Connection, row: int | None) -> Any:
+            return fn(conn, row) if row is not None else []
 
-    def turn_nodes(self, turn_ids: Sequence[str] | None = None) -> list[TurnNode]:
-        """The session's turn nodes (or those of ``turn_ids``), in no particular order."""
-        owner = self.session.key_owner
-        if turn_ids is not None:
-            return self.repos.turn_nodes.by_ids(owner, turn_ids)
-        return self.repos.turn_nodes.get(owner)
+        return self.session._read(what, read)
 
-    def put_events(self, events: Sequence[Event]) -> None:
-        """Write (or overwrite) event nodes."""
-        self.repos.event_nodes.put(self.session.owner(), events)
+    def turn_nodes(
+        self, turn_ids: Sequence[str] | None = None, *, after: int | None = None
+    ) -> list[TurnNode]:
+        """The session's turn nodes (of ``turn_ids``; written after indexing ``after``)."""
+        found: list[TurnNode] = self._nodes(
+            "read turn nodes",
+            lambda c, r: node_rows.turn_nodes(c, self.t, r, refs=turn_ids, after=after),
+        )
+        return found
 
-    def events(self, event_ids: Sequence[str] | None = None) -> list[Event]:
-        """The session's event nodes (or those of ``event_ids``), oldest first."""
-        owner = self.session.key_owner
-        if event_ids is None:
-            return self.repos.event_nodes.get(owner)
-        found = self.repos.event_nodes.by_ids(owner, event_ids)
-        return sorted(found, key=lambda e: (e.created_at, e.id))
+    def events(
+        self, event_ids: Sequence[str] | None = None, *, after: int | None = None
+    ) -> list[Event]:
+        """The session's events (of ``event_ids``; written after indexing ``after``)."""
+        found: list[Event] = self._nodes(
+            "read events",
+            lambda c, r: node_rows.events(c, self.t, r, refs=event_ids, after=after),
+        )
+        return found
 
-    def commit_link(self, link: IndexLink) -> bool:
-        """Write HiGMem index ``link`` unless another indexing wrote its number (then False).
+    def commit(self, number: int, nodes: Sequence[TurnNode], events: Sequence[Event]) -> bool:
+        """Write indexing ``number``'s nodes and events unless another indexing took it.
 
-        On success its turns leave the ``hopen`` set (a crash in between leaves them open
-        but named: readers merge them twice, harmlessly).
+        One transaction (see :func:`.nodes.commit`).
+
+        Returns:
+            True if written; False if another indexing took ``number`` (nothing written).
         """
-        owner = self.session.owner()
-        if not self.repos.heads.try_link(owner, link):
-            return False
-        self.repos.turn_log.flag_indexed(owner, link.turn_ids)
-        return True
+
+        def write(conn: Connection) -> bool:
+            row = _row_of(conn, self.t, self.session.key)
+            return row is not None and node_rows.commit(conn, self.t, row, number, nodes, events)
+
+        won: bool = self.db.write(write, "write HiGMem nodes")
+        return won
 
     def drop(self) -> None:
-        """Delete the turn nodes, events, index links and the events' vectors (a rebuild)."""
-        self.session.parts.lifecycle.drop_nodes(self.session.namespace, self.session.session_id)
+        """Delete the turn nodes and events, and the events' vectors (a rebuild starts so)."""
+        session = self.session
+        t = self.t
+
+        def write(conn: Connection) -> None:
+            row = _row_of(conn, t, session.key)
+            if row is None:
+                return
+            conn.execute(delete(t.turn_nodes).where(t.turn_nodes.c.session == row))
+            conn.execute(delete(t.events).where(t.events.c.session == row))
+            s = t.sessions
+            conn.execute(
+                update(s).where(s.c.id == row).values(indexed=0, generation=s.c.generation + 1)
+            )
+
+        self.db.write(write, "drop HiGMem nodes")
+        session.store.vector_spaces.delete_where(kinds_filter(session.key, [EVENT_KIND]))

@@ -1,18 +1,26 @@
 """The user surface: :class:`MemoryStore`, what applications call on a store.
 
+A store is two stores, each for what it does well: a database (:mod:`.database`; SQLite
+in the store's folder by default, any SQLAlchemy URL such as PostgreSQL for many workers)
+holds the log and everything that needs order, and Chroma holds the facts and vectors.
+
 A store lists, describes, expires, clears and forgets sessions and users, and reads a
 session's turns, summaries and upkeep spend. What the engines read and write through is
-one session bound once: ``store.session(namespace, session_id)``
-(:class:`~.session_store.SessionStore`: its turns, summaries, facts, vectors, HiGMem
-nodes), and for several sessions at once ``store.parts`` (:class:`~.session_store.StoreParts`).
-Applications go through a memory (``RecursiveMemory``, ``HiGMem``...) instead.
+one session bound once, ``store.session(namespace, session_id)``
+(:class:`~.session_store.SessionStore`), and one user, ``store.user(namespace, user_id)``
+(:class:`UserStore`). Applications go through a memory (``RecursiveMemory``, ``HiGMem``...).
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Engine
+from sqlalchemy.engine import URL, Connection
 
 from ..cache import CacheLimits, StoreCaches
 from ..errors import ConfigurationError
@@ -20,39 +28,50 @@ from ..facts import Fact
 from ..runtime.retry import RetryPolicy
 from ..usage import Usage
 from . import client as chroma_client
+from . import sessions as rows
 from .client import StoreClient
-from .keys import SessionOwner, validate_prefix
-from .migrations import Migration, migrate_collections
-from .records import SessionInfo, StoredTurn, Summary, UserInfo
-from .repositories import Repositories
-from .session_store import SessionStore, StoreParts
+from .database import Database, sqlite_url
+from .facts import FactTable
+from .keys import SessionOwner, UserOwner, validate_prefix
+from .lifecycle import SessionLifecycle
+from .migrations import Migration, migrate
+from .records import SessionHead, SessionInfo, StoredTurn, Summary, UserInfo
+from .session_store import SessionStore
+from .user_facts import UserFacts
+from .vectors import VectorSpaces
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
 
-__all__ = ["MemoryStore"]
+__all__ = ["MemoryStore", "UserStore"]
+
+logger = logging.getLogger("langchain_recursive_memory")
 
 
 class MemoryStore:
-    """Chroma-backed storage of turns, summaries, facts, HiGMem nodes, vectors and usage.
+    """The memory's storage: a database for the log, Chroma for the facts and vectors.
 
-    Use a factory, or pass any chromadb client:
+    Use a factory, or pass a chromadb client (and a database):
 
-    * :meth:`persistent` (the default of the memories): an embedded
-      ``PersistentClient`` at :func:`~.client.default_path` or a given path;
-    * :meth:`in_memory`: an embedded ``EphemeralClient`` (tests, demos);
-    * :meth:`http`: a Chroma server (``chroma run``) through ``HttpClient``;
-    * ``MemoryStore(client)``: any chromadb ``ClientAPI``.
+    * :meth:`persistent` (the default of the memories): a folder holding both, SQLite
+      (``memory.sqlite3``) and an embedded Chroma ``PersistentClient``;
+    * :meth:`in_memory`: both in this process only (tests, demos);
+    * :meth:`http`: a Chroma server (``chroma run``) and a database URL (PostgreSQL) that
+      every worker shares;
+    * ``MemoryStore(client, database=...)``: any chromadb ``ClientAPI`` and any database.
 
-    Every method taking a namespace and session id validates them first
-    (:func:`~.keys.validate_session`) and raises ``InvalidInputError`` for bad ones; a
-    failed Chroma call raises ``StoreError``. The engines go through :meth:`session`.
+    Every method taking a namespace and session id validates them first and raises
+    ``InvalidInputError`` for bad ones; a failed database or Chroma call raises
+    ``StoreError`` naming what failed. The engines go through :meth:`session`.
 
     Args:
         client: A chromadb client.
-        prefix: Collection name prefix (letters, digits, ``.``, ``_``, ``-``).
+        database: A SQLAlchemy URL (``"postgresql+psycopg://user:pw@host/db"``) or engine.
+            Default: the SQLite file in a ``PersistentClient``'s folder, or one in memory
+            for an in-memory client; a Chroma server needs one given.
+        prefix: Table and collection name prefix (letters, digits, ``.``, ``_``, ``-``).
         http_timeout: Seconds any one HTTP request to a Chroma server may take.
-        retry: How transient network failures are retried.
+        retry: How transient failures (network, a busy database) are retried.
         cache: How much the caches keep (:class:`~..cache.CacheLimits`: 256 sessions and
             512 MiB by default): every store object of the process over the same database
             and prefix (and limits) shares them. A :class:`~..cache.StoreCaches` object
@@ -60,17 +79,16 @@ class MemoryStore:
 
     Attributes:
         client: The chromadb client.
-        prefix: The collection name prefix.
-        identity: A string naming the database (path or server address).
+        db: The database (:class:`~.database.Database`).
+        prefix: The name prefix.
+        identity: A string naming the databases (for the caches).
         caches: What the engines keep between calls (:class:`~..cache.StoreCaches`),
             shared with the process's other store objects over the same database.
-        parts: What the store is made of (:class:`~.session_store.StoreParts`: its
-            repositories, which user each session belongs to, the users' facts, rebuild
-            markers, lifecycle, the frontier of reads): for the engines, not applications.
 
     Raises:
-        ConfigurationError: For a bad prefix or timeout.
-        StoreError: When the collections cannot be opened.
+        ConfigurationError: For a bad prefix, timeout or database URL, or a server client
+            without a database.
+        StoreError: When the database cannot be opened (it is named, password masked).
 
     Example:
         >>> from langchain_recursive_memory.core import MemoryStore, RecursiveMemory, Turn
@@ -87,6 +105,7 @@ class MemoryStore:
         self,
         client: ClientAPI,
         *,
+        database: str | URL | Engine | None = None,
         prefix: str = "lrm",
         http_timeout: float = 30.0,
         retry: RetryPolicy | None = None,
@@ -99,25 +118,37 @@ class MemoryStore:
         chroma_client.set_http_timeout(client, http_timeout)
         self.client = client
         self.prefix = prefix
-        self.identity = chroma_client.client_identity(client)
+        chroma_identity = chroma_client.client_identity(client)
+        self.db = Database.open(_database_of(client, chroma_identity, database), prefix, retry=retry)
+        memory = self.db.name == "sqlite://"
+        self.identity = f"{chroma_identity}|{self.db.name}"
         if isinstance(cache, StoreCaches):
             self.caches = cache
+        elif memory:
+            self.caches = StoreCaches(cache)
         else:
             self.caches = StoreCaches.shared(self.identity, prefix, cache)
-        chroma = StoreClient(client, retry, self.caches.collections)
-        if not self.caches.migrated:  # a store of an earlier release: once per process
+        self.chroma = StoreClient(client, retry, self.caches.collections)
+        self.fact_table = FactTable(self.chroma, prefix)
+        self.vector_spaces = VectorSpaces(self.chroma, prefix)
+        self.shared_facts = UserFacts(self)
+        self.lifecycle = SessionLifecycle(self)
+        if memory:
+            weakref.finalize(self, _drop_collections, self.chroma, prefix, self.db)
+        elif not self.caches.migrated:  # a store of an earlier release: once per process
             self.caches.migrated = True
-            migrate_collections(chroma, prefix)
-        self.parts = StoreParts.open(Repositories.open(chroma, prefix, self.caches), self.caches)
+            migrate(self)
+            self.lifecycle.purge()
 
     @property
     def retry(self) -> RetryPolicy:
-        """How transient network failures of Chroma calls are retried."""
-        return self.parts.repos.client.retry
+        """How transient failures of database and Chroma calls are retried."""
+        return self.chroma.retry
 
     @retry.setter
     def retry(self, policy: RetryPolicy) -> None:
-        self.parts.repos.client.retry = policy
+        self.chroma.retry = policy
+        self.db.retry = policy
 
     def session(self, namespace: str, session_id: str) -> SessionStore:
         """One session of the store, validated once: what the engines read and write through.
@@ -125,27 +156,35 @@ class MemoryStore:
         Raises:
             InvalidInputError: For a bad namespace or session id.
         """
-        return SessionStore(self.parts, namespace, session_id)
+        return SessionStore(self, namespace, session_id)
+
+    def user(self, namespace: str, user_id: str) -> UserStore:
+        """One user of the store: its sessions' heads, its facts, its rebuild markers.
+
+        Raises:
+            InvalidInputError: For a bad namespace or user id.
+        """
+        return UserStore(self, namespace, user_id)
+
+    def close(self) -> None:
+        """Close the database connections (the store is done with; Chroma's stay open)."""
+        self.db.dispose()
 
     # -- construction -------------------------------------------------------------------
 
     @classmethod
     def persistent(cls, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> MemoryStore:
-        """Open (or create) an embedded, persistent store.
+        """Open (or create) an embedded, persistent store in a folder.
 
         Args:
-            path: The directory; defaults to :func:`~.client.default_path`.
-            **kwargs: Passed to the constructor (``prefix``).
+            path: The folder; defaults to :func:`~.client.default_path`.
+            **kwargs: Passed to the constructor (``prefix``, ``database``...).
         """
         return cls(chroma_client.persistent_client(path), **kwargs)
 
     @classmethod
     def in_memory(cls, **kwargs: Any) -> MemoryStore:
-        """Create an embedded store that lives in this process only.
-
-        Each call gets a fresh, empty store (collections get a random prefix unless
-        ``prefix`` is given), because chromadb shares one in-memory system per process.
-        """
+        """Create a store that lives in this process only (a fresh, empty one each call)."""
         kwargs.setdefault("prefix", chroma_client.in_memory_prefix())
         return cls(chroma_client.in_memory_client(), **kwargs)
 
@@ -155,70 +194,77 @@ class MemoryStore:
         host: str = "localhost",
         port: int = 8000,
         *,
+        database: str | URL | Engine | None = None,
         ssl: bool = False,
         headers: Mapping[str, str] | None = None,
         timeout: float = 30.0,
         **kwargs: Any,
     ) -> MemoryStore:
-        """Connect to a Chroma server (``chroma run --host H --port P``).
+        """Connect to a Chroma server (``chroma run --host H --port P``) and a database.
 
         Args:
             host: Server host.
             port: Server port.
+            database: The database every worker shares
+                (``"postgresql+psycopg://user:password@host/db"``).
             ssl: Use HTTPS.
             headers: Extra HTTP headers (authentication).
             timeout: Seconds any one HTTP request may take (chromadb's own default waits
                 forever).
             **kwargs: Passed to the constructor (``prefix``).
+
+        Raises:
+            ConfigurationError: Without a database.
         """
+        if database is None:
+            raise ConfigurationError.for_value(
+                "database",
+                None,
+                "a Chroma server needs a database its workers share, e.g. "
+                "database='postgresql+psycopg://user:password@host/db'",
+            )
         client = chroma_client.http_client(host, port, ssl=ssl, headers=headers, timeout=timeout)
         kwargs.setdefault("http_timeout", timeout)
-        return cls(client, **kwargs)
+        return cls(client, database=database, **kwargs)
 
     def migrate(self, *, dry_run: bool = False) -> Migration:
         """Bring a store written by an earlier release up to this one (``lrm migrate``).
 
-        Runs by itself the first time a process opens the store; see
-        :mod:`.migrations` for what it does.
+        Runs by itself the first time a process opens the store; see :mod:`.migrations`.
 
         Args:
             dry_run: Only report what would be done.
         """
-        return migrate_collections(self.parts.repos.client, self.prefix, dry_run=dry_run)
+        return migrate(self, dry_run=dry_run)
 
     # -- sessions ------------------------------------------------------------------------
 
     def sessions(self, namespace: str | None = None) -> list[SessionInfo]:
         """List sessions (of one namespace, or all), oldest first."""
-        return self.parts.lifecycle.sessions(namespace)
+        return self.lifecycle.sessions(namespace)
 
     def describe_session(
         self, namespace: str, session_id: str, settings: Mapping[str, str | int | float]
     ) -> None:
-        """Record how the session's memory was made (``memory``, ``max_tokens``...).
-
-        The engines record it on their first write in a process; the command line reads it
-        to show and recall a session the way it was made.
-        """
-        self.parts.lifecycle.describe_session(namespace, session_id, settings)
+        """Record how the session's memory was made (``memory``, ``max_tokens``...)."""
+        self.session(namespace, session_id).describe(settings)
 
     def session_settings(self, namespace: str, session_id: str) -> dict[str, Any]:
         """How the session's memory was made (see :meth:`describe_session`), or empty."""
-        return self.parts.lifecycle.session_settings(namespace, session_id)
+        return self.session(namespace, session_id).settings()
 
     def activity(
         self, namespace: str | None = None, *, by: str = "written"
     ) -> dict[tuple[str, str], float]:
         """Return when each session (of a namespace, or all) last stored a turn.
 
-        ``by="written"`` (default): when the newest turn was written, not the time the
-        message claims; ``by="created"``: the newest turn's own ``created_at`` (see
-        :meth:`.SessionLifecycle.activity`).
+        ``by="written"`` (default): when the newest turn was written; ``by="created"``:
+        the newest turn's own ``created_at``.
 
         Raises:
             ConfigurationError: For a ``by`` not in :data:`~.lifecycle.EXPIRE_BY`.
         """
-        return self.parts.lifecycle.activity(namespace, by=by)
+        return self.lifecycle.activity(namespace, by=by)
 
     def expire(
         self,
@@ -230,9 +276,9 @@ class MemoryStore:
     ) -> list[tuple[str, str]]:
         """Delete every session that stored no turn in the last ``older_than`` seconds.
 
-        A time-to-live for conversations: run it periodically (for example daily, from a
-        scheduled job). Everything of an expired session is deleted, as by :meth:`clear`;
-        safe while writers are active (see :meth:`.SessionLifecycle.expire`).
+        A time-to-live for conversations: run it periodically (a scheduled job).
+        Everything of an expired session is deleted, as by :meth:`clear`; safe while
+        writers are active (see :mod:`.lifecycle`).
 
         Args:
             older_than: Age in seconds (> 0).
@@ -248,14 +294,14 @@ class MemoryStore:
             ConfigurationError: For a bad ``older_than``, ``now`` or ``by``.
             InvalidInputError: For a bad namespace.
         """
-        return self.parts.lifecycle.expire(older_than, namespace=namespace, now=now, by=by)
+        return self.lifecycle.expire(older_than, namespace=namespace, now=now, by=by)
 
     def clear(self, namespace: str, session_id: str) -> None:
         """Delete everything stored for the session: turns, summaries, facts, vectors.
 
         What the session stated is taken out of its user's facts (see :mod:`.lifecycle`).
         """
-        self.parts.lifecycle.clear(namespace, session_id)
+        self.lifecycle.clear(namespace, session_id)
 
     # -- a session's records ---------------------------------------------------------------
 
@@ -283,26 +329,27 @@ class MemoryStore:
 
     def users(self, namespace: str | None = None) -> list[UserInfo]:
         """List users (of one namespace, or all), oldest first."""
-        return self.parts.directory.users(namespace)
+        return self.lifecycle.users(namespace)
 
     def user_sessions(self, namespace: str, user_id: str) -> list[SessionInfo]:
         """The sessions of a user, oldest first."""
-        return self.parts.directory.user_sessions(namespace, user_id)
+        return self.lifecycle.sessions(user=UserOwner.of(namespace, user_id))
 
     def user_facts(self, namespace: str, user_id: str) -> list[Fact]:
         """Return the user's facts (learned in any of its sessions), oldest first."""
-        return self.parts.shared_facts.get(namespace, user_id)
+        return self.shared_facts.get(namespace, user_id)
 
     def session_user(self, namespace: str, session_id: str) -> str | None:
-        """The user the session belongs to, or None (as its record names it)."""
-        return self.parts.repos.session_list.user_of(SessionOwner.of(namespace, session_id))
+        """The user the session belongs to, or None (as its row names it)."""
+        return self.session(namespace, session_id).recorded_user()
 
     def forget_user(self, namespace: str, user_id: str) -> list[str]:
         """Delete every session of the user and everything the user owns.
 
         The right to erasure: the user's sessions (turns, summaries, facts, HiGMem nodes,
-        vectors, usage), the user's facts and their vectors, and its record (see
-        :meth:`.SessionLifecycle.forget_user`). Stop the user's writers first.
+        vectors, usage), the user's facts and their vectors, and its row, in one database
+        transaction and then in Chroma (see :mod:`.lifecycle`). Stop the user's writers
+        first.
 
         Returns:
             The ids of the sessions deleted.
@@ -310,4 +357,80 @@ class MemoryStore:
         Raises:
             InvalidInputError: For a bad namespace or user id.
         """
-        return self.parts.lifecycle.forget_user(namespace, user_id)
+        return self.lifecycle.forget_user(namespace, user_id)
+
+
+class UserStore:
+    """One user of a store: what a user-scope read or rebuild goes through.
+
+    Args:
+        store: The store.
+        namespace: The namespace.
+        user_id: The user.
+
+    Raises:
+        InvalidInputError: For a bad namespace or user id.
+    """
+
+    def __init__(self, store: MemoryStore, namespace: str, user_id: str) -> None:
+        self.store = store
+        self.owner = UserOwner.of(namespace, user_id)
+
+    def heads(self) -> dict[str, SessionHead]:
+        """The heads of every session of the user, by session id, oldest first (one read)."""
+        t = self.store.db.tables
+        found: dict[str, SessionHead] = self.store.db.read(
+            lambda c: rows.user_heads(c, t, self.owner), "read the user's sessions"
+        )
+        return found
+
+    def facts(self) -> list[Fact]:
+        """The user's facts, oldest first."""
+        return self.store.shared_facts.get(self.owner.namespace, self.owner.user_id)
+
+    def drop_facts(self) -> None:
+        """Delete the user's facts and their vectors (a user's rebuild starts so)."""
+        self.store.shared_facts.drop(self.owner.namespace, self.owner.user_id)
+
+    def marker(self, task: str) -> Any:
+        """The progress a running rebuild of the user's ``task`` recorded (None: none)."""
+        t = self.store.db.tables
+        return self.store.db.read(lambda c: rows.marker(c, t, self.owner, task), "read a marker")
+
+    def set_marker(self, task: str, progress: Any) -> None:
+        """Record a rebuild's progress on the user's row (None: it finished)."""
+        t = self.store.db.tables
+
+        def write(conn: Connection) -> None:
+            rows.set_marker(conn, t, self.owner, task, progress)
+
+        self.store.db.write(write, "mark the user's rebuild")
+
+
+def _database_of(
+    client: Any, identity: str, database: str | URL | Engine | None
+) -> str | URL | Engine:
+    """The database a store over ``client`` uses when none is given (see the class doc)."""
+    if database is not None:
+        return database
+    if identity.startswith("file:"):
+        return sqlite_url(identity[len("file:") :])
+    if identity.startswith("http"):
+        raise ConfigurationError.for_value(
+            "database",
+            None,
+            "a Chroma server needs a database its workers share, e.g. "
+            "database='postgresql+psycopg://user:password@host/db'",
+        )
+    return "sqlite://"
+
+
+def _drop_collections(chroma: StoreClient, prefix: str, db: Database) -> None:
+    """Free what an in-memory store held: its collections in the shared in-memory Chroma."""
+    db.dispose()
+    try:
+        for name in chroma.collection_names():
+            if name.startswith(f"{prefix}_"):
+                chroma.client.delete_collection(name)
+    except Exception as exc:  # at interpreter exit Chroma may be gone already
+        logger.debug("in-memory store %s: collections not dropped (%s)", prefix, exc)

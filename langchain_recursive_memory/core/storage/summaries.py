@@ -1,280 +1,106 @@
-"""The versioned summaries: one record per version, and a ``current`` hint per session.
+"""The versioned summaries: one row per version, each naming the turns it folded.
 
-Each version (``S_1, S_2, ...``) names the turns folded into it. The ``current`` record
-points at a recent version: a hint for cold readers, never trusted blindly, because every
-version at or above it is read too. Versions are contiguous (each is written only after
-the one before it), so they are read by id, a page at a time, until one is missing.
+A fold commits a version in one transaction (:func:`commit`): a compare-and-set on the
+session's ``version`` (the writer that finds the version before its own wins; the other
+rolls back and reloads), the version's row, and the ``folded_in`` mark of its turns. So a
+reader sees a turn either in the window or in a summary, never in both or neither.
+
+Every function takes an open connection and the prefix's :class:`~.schema.Tables`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from functools import partial
+from collections.abc import Sequence
 from typing import Any
 
-from ..cache import StoreCaches, session_cache_key
-from ..errors import InvalidInputError
-from .client import StoreClient
-from .keys import (
-    AnyScope,
-    SessionOwner,
-    fold_lease_id,
-    session_key,
-    summary_hint_id,
-    summary_version_id,
-)
+from sqlalchemy import Row, insert, select, update
+from sqlalchemy.engine import Connection
+
+from .keys import SessionOwner
 from .records import Summary
-from .repository import Repository, decoded, placeholders
+from .schema import Tables
+from .turns import mark_folded
 
-__all__ = ["SummaryLog", "summary_from_record", "summary_metadata"]
-
-_PAGE = 8
-"""Versions read per request; more than this above the hint means the hint is stale."""
+__all__ = ["commit", "summary_of", "summary_row", "version", "versions"]
 
 
-def summary_metadata(s: Summary, kind: str) -> dict[str, Any]:
-    """Return the Chroma metadata of a summary record (``kind``: version or current)."""
-    meta: dict[str, Any] = {
-        "ns": s.namespace,
-        "sid": s.session_id,
-        "sk": session_key(s.namespace, s.session_id),
-        "kind": kind,
+def summary_row(row: int, s: Summary) -> dict[str, Any]:
+    """The ``{prefix}_summaries`` row of a summary version of session row ``row``."""
+    return {
+        "session": row,
         "version": s.version,
-        "tok": s.tokens,
+        "text": s.text,
+        "tokens": s.tokens,
+        "turn_ids": json.dumps(list(s.turn_ids)),
+        "first_tid": s.first_turn_id,
+        "last_tid": s.last_turn_id,
         "covered": s.covered,
         "method": s.method,
-        "created": s.created_at,
+        "created_at": s.created_at,
         "fold_id": s.fold_id,
-        "turn_ids": json.dumps(list(s.turn_ids)),
         "last_seq": s.last_seq,
-        "passed": json.dumps(list(s.passed_ids)),
+        "passed": json.dumps(list(s.passed_ids)) if s.passed_ids else None,
+        "question": s.question_id,
     }
-    if s.first_turn_id is not None:
-        meta["first_tid"] = s.first_turn_id
-    if s.last_turn_id is not None:
-        meta["last_tid"] = s.last_turn_id
-    if s.question_id is not None:
-        meta["question"] = s.question_id
-    return meta
 
 
-def _summary_of_row(row: tuple[str, Mapping[str, Any]]) -> Summary:
-    return summary_from_record(*row)
-
-
-def summary_from_record(doc: str, meta: Mapping[str, Any]) -> Summary:
-    """Return the summary of a record (its document and metadata)."""
-    first = meta.get("first_tid")
-    last = meta.get("last_tid")
+def summary_of(owner: SessionOwner, row: Row[Any]) -> Summary:
+    """The summary version of a ``{prefix}_summaries`` row."""
     return Summary(
-        namespace=str(meta["ns"]),
-        session_id=str(meta["sid"]),
-        version=int(meta["version"]),
-        text=doc,
-        tokens=int(meta["tok"]),
-        turn_ids=tuple(json.loads(str(meta["turn_ids"]))),
-        first_turn_id=str(first) if first is not None else None,
-        last_turn_id=str(last) if last is not None else None,
-        covered=int(meta["covered"]),
-        method=str(meta["method"]),
-        created_at=float(meta["created"]),
-        fold_id=str(meta["fold_id"]),
-        last_seq=int(meta.get("last_seq", 0)),
-        passed_ids=tuple(json.loads(str(meta.get("passed", "[]")))),
-        question_id=str(question) if (question := meta.get("question")) is not None else None,
+        namespace=owner.namespace,
+        session_id=owner.session_id,
+        version=int(row.version),
+        text=row.text,
+        tokens=int(row.tokens),
+        turn_ids=tuple(json.loads(row.turn_ids)),
+        first_turn_id=row.first_tid,
+        last_turn_id=row.last_tid,
+        covered=int(row.covered),
+        method=row.method,
+        created_at=float(row.created_at),
+        fold_id=row.fold_id,
+        last_seq=int(row.last_seq),
+        passed_ids=tuple(json.loads(row.passed)) if row.passed else (),
+        question_id=row.question,
     )
 
 
-def _owned(known: Mapping[str, tuple[SessionOwner, int]], meta: Mapping[str, Any]) -> bool:
-    """Whether a record belongs to one of the ``known`` sessions."""
-    try:
-        entry = known.get(session_key(str(meta["ns"]), str(meta["sid"])))
-    except (KeyError, InvalidInputError):
-        return False
-    return entry is not None and entry[0].owns(meta)
+def version(
+    conn: Connection, t: Tables, owner: SessionOwner, row: int, number: int
+) -> Summary | None:
+    """Summary version ``number`` of the session (None: none)."""
+    c = t.summaries.c
+    found = conn.execute(
+        select(t.summaries).where(c.session == row, c.version == number)
+    ).first()
+    return summary_of(owner, found) if found is not None else None
 
 
-class SummaryLog(Repository):
-    """The ``{prefix}_summaries`` collection's versions, hints and leases.
+def versions(
+    conn: Connection, t: Tables, owner: SessionOwner, row: int, after: int = 0
+) -> list[Summary]:
+    """The session's summary versions after ``after``, oldest first."""
+    c = t.summaries.c
+    query = select(t.summaries).where(c.session == row, c.version > after).order_by(c.version)
+    return [summary_of(owner, r) for r in conn.execute(query)]
 
-    Each session's hint, as last read or written, is kept in the store's caches (never
-    trusted blindly: the versions at and above it are read too).
 
-    Args:
-        chroma: The client.
-        prefix: The collection name prefix.
-        caches: The store's caches.
+def commit(conn: Connection, t: Tables, row: int, new: Summary, also: Sequence[str] = ()) -> bool:
+    """Write version ``new`` if the session's newest version is the one before it.
+
+    The version's turns (and ``also``: turns an earlier release's fold left unmarked) are
+    marked folded in the same transaction.
+
+    Returns:
+        True if this call wrote the version; False if another writer had (reload).
     """
-
-    name = "summaries"
-    label = "summaries"
-
-    def __init__(self, chroma: StoreClient, prefix: str, caches: StoreCaches) -> None:
-        super().__init__(chroma, prefix)
-        self._hints = caches.hints
-
-    def _hint_key(self, owner: SessionOwner) -> tuple[str, str, str]:
-        return session_cache_key(owner.namespace, owner.session_id)
-
-    def forget_hint(self, owner: SessionOwner) -> None:
-        """Read the session's hint again next time (it was stale, or the session cleared)."""
-        self._hints.pop(self._hint_key(owner))
-
-    def hint(self, owner: SessionOwner) -> int:
-        """Return the version the session's ``current`` record points at (0: none)."""
-        hint = self._hints.get(self._hint_key(owner))
-        if hint is None:
-            got = self.chroma.call(
-                "read the summary hint",
-                lambda: self.collection.get(
-                    ids=[summary_hint_id(owner.key)], include=["metadatas"]
-                ),
-            )
-            hint = 0
-            owned = [m for m in got["metadatas"] or [] if owner.owns(m)]
-            for version in decoded("summary hint", owned, lambda m: int(m["version"])):
-                hint = version
-            self._hints.put(self._hint_key(owner), hint)
-        return hint
-
-    def recent(self, owner: SessionOwner, hint: int | None = None) -> list[Summary]:
-        """Return the versions at or above the hint, oldest first.
-
-        Args:
-            owner: The session.
-            hint: The hint read earlier (before anything the caller relies on), or None to
-                read it now.
-        """
-        if hint is None:
-            hint = self.hint(owner)
-        versions: list[Summary] = []
-        first = max(hint, 1)
-        while True:
-            ids = [summary_version_id(owner.key, v) for v in range(first, first + _PAGE)]
-            rows = self.read("read summaries", owner, ids=ids)
-            found = decoded("summary", rows, _summary_of_row)
-            versions.extend(found)
-            if len(found) < _PAGE:
-                break
-            first += _PAGE
-        versions.sort(key=lambda s: s.version)
-        if len(versions) > _PAGE:
-            # Others have been folding: refresh the hint from the current record.
-            self.forget_hint(owner)
-        if not versions and hint > 0:
-            # The session was cleared (maybe by another store object): forget the hint.
-            self.forget_hint(owner)
-            return self.recent(owner, 0)
-        return versions
-
-    def latest(self, owner: SessionOwner) -> Summary | None:
-        """Return the session's latest version, or None."""
-        versions = self.recent(owner)
-        return versions[-1] if versions else None
-
-    def versions(self, owner: SessionOwner) -> list[Summary]:
-        """Return every version of the session, oldest first (a filtered scan)."""
-        rows = self.read("read summaries", owner, where=owner.where)
-        out = decoded(
-            "summary", [r for r in rows if r[1].get("kind") == "version"], _summary_of_row
-        )
-        out.sort(key=lambda s: s.version)
-        return out
-
-    def try_commit(self, owner: SessionOwner, new: Summary) -> bool:
-        """Write version ``new`` unless another writer has: a compare-and-set.
-
-        The version is written with Chroma's insert-if-absent ``add`` and read back; the
-        writer whose fold id is stored wins.
-
-        Returns:
-            True if this call wrote the version; False if another writer had.
-        """
-        vid = summary_version_id(owner.key, new.version)
-        meta = {**summary_metadata(new, "version"), **owner.metadata()}
-        self.chroma.call(
-            "write a summary",
-            lambda: self.collection.add(
-                ids=[vid], documents=[new.text], metadatas=[meta], embeddings=placeholders(1)
-            ),
-        )
-        got = self.chroma.call(
-            "read back a summary", lambda: self.collection.get(ids=[vid], include=["metadatas"])
-        )
-        metas = got["metadatas"] or []
-        if not metas or metas[0].get("fold_id") != new.fold_id:
-            self.forget_hint(owner)
-            return False
-        return True
-
-    def advance_hint(self, owner: SessionOwner, new: Summary) -> None:
-        """Point the session's ``current`` record at version ``new``."""
-        self.chroma.call(
-            "advance the summary hint",
-            partial(
-                self.collection.upsert,
-                ids=[summary_hint_id(owner.key)],
-                documents=[new.text],
-                metadatas=[{**summary_metadata(new, "current"), **owner.metadata()}],
-                embeddings=placeholders(1),
-            ),
-        )
-        self._hints.put(self._hint_key(owner), new.version)
-
-    # -- the fold lease ------------------------------------------------------------------
-
-    def claim_lease(self, owner: AnyScope, holder: str, period: float, now: float) -> bool:
-        """Claim the owner's lease for the current period and the next.
-
-        A session's is its fold lease; a user's (:class:`~.keys.UserOwner`) guards the
-        merge of the user's facts.
-
-        Lease records are insert-if-absent, one per period (``now // period``): the first
-        claim of a period wins it, and a holder that dies holds it at most two periods.
-        A holder renews by claiming again (it already holds the current period).
-
-        Returns:
-            Whether ``holder`` holds the current period's lease.
-        """
-        epoch = int(now // period)
-        ids = [fold_lease_id(owner.key, e) for e in (epoch, epoch + 1)]
-        meta = {**owner.metadata(), "kind": "lease", "holder": holder}
-        self.chroma.call(
-            "claim the fold lease",
-            partial(
-                self.collection.add,
-                ids=ids,
-                documents=["", ""],
-                metadatas=[meta, meta],
-                embeddings=placeholders(2),
-            ),
-        )
-        got = self.chroma.call(
-            "read the fold lease",
-            partial(self.collection.get, ids=ids[:1], include=["metadatas"]),
-        )
-        metas = [m for m in got["metadatas"] or [] if owner.owns(m)]
-        return bool(metas) and metas[0].get("holder") == holder
-
-    def release_lease(self, owner: AnyScope, holder: str, period: float, now: float) -> None:
-        """Give up ``holder``'s claims on the lease (the current and the next period's)."""
-        epoch = int(now // period)
-        ids = [fold_lease_id(owner.key, e) for e in (epoch - 1, epoch, epoch + 1)]
-        got = self.chroma.call(
-            "read the fold lease",
-            partial(self.collection.get, ids=ids, include=["metadatas"]),
-        )
-        mine = [
-            i
-            for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)
-            if owner.owns(m) and m.get("holder") == holder
-        ]
-        if mine:
-            self.chroma.call("release the fold lease", partial(self.collection.delete, ids=mine))
-
-    def clear(self, owner: AnyScope) -> None:
-        """Delete every summary record of the session (its stamp too) and forget its hint."""
-        super().clear(owner)
-        if isinstance(owner, SessionOwner):
-            self.forget_hint(owner)
+    s = t.sessions
+    won = conn.execute(
+        update(s).where(s.c.id == row, s.c.version == new.version - 1).values(version=new.version)
+    )
+    if not won.rowcount:
+        return False
+    conn.execute(insert(t.summaries).values(**summary_row(row, new)))
+    mark_folded(conn, t, row, [*also, *new.turn_ids], new.version)
+    return True

@@ -1,87 +1,75 @@
-"""Upkeep usage: append-only, one record per operation that called a model."""
+"""Upkeep usage: append-only, one row per operation that called a model.
+
+Every function takes an open connection and the prefix's :class:`~.schema.Tables`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+
+from sqlalchemy import func, insert, select
+from sqlalchemy.engine import Connection
 
 from ..usage import Usage, UsageRecord
-from .keys import SessionOwner, new_usage_id
-from .repository import Repository, decoded, placeholders
+from .keys import SessionOwner
+from .schema import Tables
 
-__all__ = ["UsageLog"]
-
-
-def _usage_metadata(
-    record: UsageRecord, scope_of: Callable[[str, str], SessionOwner]
-) -> dict[str, Any]:
-    """Return the Chroma metadata of a usage record (validating its owner)."""
-    owner = scope_of(record.namespace, record.session_id)
-    return {
-        **owner.metadata(),
-        "purpose": record.purpose,
-        "calls": record.usage.calls,
-        "failed": record.usage.failed_calls,
-        "in": record.usage.input_tokens,
-        "out": record.usage.output_tokens,
-        "reported": record.usage.reported_calls,
-        "created": record.created_at,
-    }
+__all__ = ["add", "totals"]
 
 
-def _usage_of(meta: Mapping[str, Any]) -> tuple[str, Usage]:
-    usage = Usage(
-        calls=int(meta["calls"]),
-        failed_calls=int(meta["failed"]),
-        input_tokens=int(meta["in"]),
-        output_tokens=int(meta["out"]),
-        reported_calls=int(meta["reported"]),
+def add(conn: Connection, t: Tables, records: Sequence[UsageRecord]) -> None:
+    """Append usage records (of any sessions; those of a session with no row are skipped).
+
+    Raises:
+        InvalidInputError: When a record has a bad namespace or session id.
+    """
+    owners = {(r.namespace, r.session_id): SessionOwner.of(r.namespace, r.session_id) for r in records}
+    s = t.sessions
+    rows = dict(
+        conn.execute(
+            select(s.c.skey, s.c.id).where(s.c.skey.in_([o.key for o in owners.values()]))
+        ).tuples()
     )
-    return str(meta["purpose"]), usage
+    values = [
+        {
+            "session": rows[key],
+            "purpose": r.purpose,
+            "calls": r.usage.calls,
+            "failed": r.usage.failed_calls,
+            "input": r.usage.input_tokens,
+            "output": r.usage.output_tokens,
+            "reported": r.usage.reported_calls,
+            "created_at": r.created_at,
+        }
+        for r in records
+        if (key := owners[(r.namespace, r.session_id)].key) in rows
+    ]
+    if values:
+        conn.execute(insert(t.usage), values)
 
 
-class UsageLog(Repository):
-    """The ``{prefix}_usage`` collection: LLM calls and tokens of memory upkeep."""
-
-    name = "usage"
-    label = "usage"
-
-    def add(
-        self,
-        records: Sequence[UsageRecord],
-        scope_of: Callable[[str, str], SessionOwner] = SessionOwner.of,
-    ) -> None:
-        """Append usage records (of any sessions).
-
-        Args:
-            records: The records.
-            scope_of: The owner of a ``(namespace, session_id)`` (it validates them and
-                tags the records of a user's session with the user).
-
-        Raises:
-            InvalidInputError: When a record has a bad owner (nothing is written).
-        """
-        if not records:
-            return
-        metas = [_usage_metadata(r, scope_of) for r in records]
-        self.chroma.call(
-            "write usage",
-            lambda: self.collection.add(
-                ids=[new_usage_id() for _ in records],
-                documents=[r.purpose for r in records],
-                metadatas=metas,
-                embeddings=placeholders(len(records)),
-            ),
+def totals(conn: Connection, t: Tables, row: int) -> dict[str, Usage]:
+    """The session's upkeep spend, per purpose (``"fold"``, ``"higmem-index"``...)."""
+    c = t.usage.c
+    query = (
+        select(
+            c.purpose,
+            func.sum(c.calls),
+            func.sum(c.failed),
+            func.sum(c.input),
+            func.sum(c.output),
+            func.sum(c.reported),
         )
-
-    def totals(self, owner: SessionOwner) -> dict[str, Usage]:
-        """Return the session's upkeep spend, per purpose (``"fold"``, ``"higmem-index"``...)."""
-        got = self.chroma.call(
-            "read usage",
-            lambda: self.collection.get(where=owner.where, include=["metadatas"]),
+        .where(c.session == row)
+        .group_by(c.purpose)
+    )
+    return {
+        purpose: Usage(
+            calls=int(calls),
+            failed_calls=int(failed),
+            input_tokens=int(tokens_in),
+            output_tokens=int(tokens_out),
+            reported_calls=int(reported),
         )
-        out: dict[str, Usage] = {}
-        owned = [m for m in got["metadatas"] or [] if owner.owns(m)]
-        for purpose, usage in decoded("usage", owned, _usage_of):
-            out.setdefault(purpose, Usage()).add(usage)
-        return out
+        for purpose, calls, failed, tokens_in, tokens_out, reported in conn.execute(query)
+    }
