@@ -112,7 +112,7 @@ def stored_vectors(
 ) -> list[VectorRecord]:
     """The session's vector records of ``kinds`` as stored (a test's look into the store)."""
     owner = SessionOwner.of(namespace, session_id)
-    collection = store.parts.repos.vector_spaces.collection(space)
+    collection = store.vector_spaces.collection(space)
     got = collection.get(where=kinds_filter(owner.key, kinds), include=["embeddings", "metadatas"])
     embeddings = [] if got["embeddings"] is None else list(got["embeddings"])
     return [

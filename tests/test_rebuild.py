@@ -86,7 +86,7 @@ def test_rebuild_derives_the_facts_again_with_a_new_summarizer(store):
     assert result.versions == len(summaries) and result.facts == 3 and not result.resumed
     assert [p.done for p in seen] == list(range(1, len(seen) + 1))
     assert seen[-1].done == seen[-1].total
-    assert store.parts.markers.get("default", "s", "facts") is None  # finished: no marker
+    assert store.session("default", "s").marker("facts") is None  # finished: no marker
 
 
 def test_a_rebuild_that_stops_continues_where_it_stopped(store):
@@ -96,7 +96,7 @@ def test_a_rebuild_that_stops_continues_where_it_stopped(store):
     crashing = Crashing(ok=2)
     with pytest.raises(ModelError):
         memory(store, model=crashing).rebuild()
-    assert store.parts.markers.get("default", "s", "facts") == 2  # two versions done
+    assert store.session("default", "s").marker("facts") == 2  # two versions done
     model = RenamedFacts()
     result = memory(store, model=model).rebuild()
     assert result.resumed and result.versions == versions - 2
@@ -114,7 +114,7 @@ def test_rebuild_embeds_again_with_a_new_embedder(store):
     embedder = OtherEmbedder()
     mem = memory(store, embedder=embedder)
     result = mem.rebuild()
-    assert result.vectors > 0 and mem.space in store.parts.repos.vector_spaces.spaces()
+    assert result.vectors > 0 and mem.space in store.vector_spaces.spaces()
     before = embedder.calls
     hits = mem.recall("which bike do I ride", k=3)
     assert embedder.calls == before + 1  # only the question: everything else was stored
@@ -140,8 +140,8 @@ def test_rebuild_of_a_user_goes_through_every_session_and_resumes(store):
     crashing = Crashing(ok=per_session["s0"])  # stops at the second session's first version
     with pytest.raises(ModelError):
         memory(store, "s2", user="ada", model=crashing).rebuild(scope="user")
-    assert store.parts.markers.get("default", "ada", "facts", user=True) == ["s0"]
-    assert store.parts.markers.get("default", "s1", "facts") == 0  # started, nothing done
+    assert store.user("default", "ada").marker("facts") == ["s0"]
+    assert store.session("default", "s1").marker("facts") == 0  # started, nothing done
     model = RenamedFacts()
     result = memory(store, "s2", user="ada", model=model).rebuild(scope="user")
     assert result.resumed and result.sessions == ("s0", "s1", "s2")
@@ -149,7 +149,7 @@ def test_rebuild_of_a_user_goes_through_every_session_and_resumes(store):
     facts = {f.key: f for f in store.user_facts("default", "ada")}
     assert set(facts) == {"ada/home_city", "ada/diet", "ada/bike"}
     assert facts["ada/diet"].session_ids == ("s1",)
-    assert store.parts.markers.get("default", "ada", "facts", user=True) is None
+    assert store.user("default", "ada").marker("facts") is None
     with pytest.raises(ConfigurationError, match="no user"):
         memory(store, "solo").rebuild(scope="user")
 
@@ -178,14 +178,14 @@ def test_higmem_rebuild_indexes_every_turn_again_and_resumes(store):
     assert len(guided.turn_nodes()) == 40 and result.vectors > 0
     assert seen[-1].done == seen[-1].total
     # a rebuild that stopped after indexing 8 turns: its marker stays, 32 turns lack a node
-    store.parts.markers.set("default", "g", "nodes", 0)
+    store.session("default", "g").set_marker("nodes", 0)
     store.session("default", "g").nodes.drop()
     partial = HiGMem("g", store=store, model=HiGMemModel(), batch_size=4)
     partial.runner.run(partial._indexer.index_steps(flush=True, limit=8))
     again = HiGMemModel()
     result = HiGMem("g", store=store, model=again, batch_size=4).rebuild()
     assert result.resumed and result.nodes == 32 and again.calls["analyse"] == 8
-    assert store.parts.markers.get("default", "g", "nodes") is None
+    assert store.session("default", "g").marker("nodes") is None
 
 
 def test_higmem_rebuild_of_a_user(store):
@@ -202,7 +202,7 @@ def test_a_user_rebuild_after_a_stopped_session_rebuild_derives_every_version_ag
     versions = len(store.summaries("default", "s"))
     with pytest.raises(ModelError):
         memory(store, user="ada", model=Crashing(ok=1)).rebuild()  # the session's rebuild
-    assert store.parts.markers.get("default", "s", "facts") == 1
+    assert store.session("default", "s").marker("facts") == 1
     result = memory(store, user="ada", model=RenamedFacts()).rebuild("user")
     assert result.versions == versions and not result.resumed
     assert {f.key for f in store.user_facts("default", "ada")} == {

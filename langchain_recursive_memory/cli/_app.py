@@ -37,7 +37,6 @@ from ..core.models import (
     ModelSettings,
 )
 from ..core.options import CLI, OPTIONS
-from ..core.storage.client import http_client, persistent_client
 from ._group import LrmGroup
 
 __all__ = [
@@ -177,8 +176,9 @@ class Settings:
         path: The embedded store's directory (None: :func:`~.core.default_path`).
         host: A Chroma server's host (None: the embedded store).
         port: The server's port.
-        prefix: Collection name prefix.
+        prefix: Table and collection name prefix.
         namespace: The namespace given with ``--namespace``, or None.
+        database: The database URL (None: the SQLite file in the store's folder).
     """
 
     path: Path | None
@@ -186,6 +186,7 @@ class Settings:
     port: int
     prefix: str
     namespace: str | None
+    database: str | None = None
 
     @property
     def ns(self) -> str:
@@ -201,35 +202,28 @@ class Settings:
         )
         return where if self.prefix == "lrm" else f"{where} (prefix {self.prefix!r})"
 
-    def open_store(self, path: Path | None = None) -> MemoryStore:
+    def open_store(self, path: Path | None = None, *, migrate: bool = True) -> MemoryStore:
         """Open (or create) the configured store (``path`` overrides ``--path``).
+
+        ``migrate``: move what an earlier release wrote (False: leave it, ``lrm migrate``).
 
         Raises:
             StoreError: When the store cannot be opened or the server does not answer.
         """
+        options: dict[str, Any] = {"prefix": self.prefix, "database": self.database}
         if self.host is not None:
-            return MemoryStore.http(self.host, self.port, prefix=self.prefix)
-        return MemoryStore.persistent(path or self.path or default_path(), prefix=self.prefix)
+            return MemoryStore.http(self.host, self.port, migrate=migrate, **options)
+        where = path or self.path or default_path()
+        return MemoryStore.persistent(where, migrate=migrate, **options)
 
-    def existing_store(self) -> MemoryStore:
+    def existing_store(self, *, migrate: bool = True) -> MemoryStore:
         """The configured store, which must exist: read-only commands use it.
 
         They never create a store at a mistyped path: a folder that does not exist, or
         holds no store, exits 1 and says so.
         """
         self._check_exists()
-        return self.open_store()
-
-    def existing_client(self) -> Any:
-        """The chromadb client of the configured store, which must exist (``lrm migrate``).
-
-        A :class:`MemoryStore` migrates what an earlier release wrote when it opens; this
-        is the client alone.
-        """
-        self._check_exists()
-        if self.host is not None:
-            return http_client(self.host, self.port, ssl=False, headers=None, timeout=30.0)
-        return persistent_client(self.path or default_path())
+        return self.open_store(migrate=migrate)
 
     def _check_exists(self) -> None:
         if self.host is None:
@@ -418,7 +412,16 @@ _PortOption = Annotated[
     int | None,
     typer.Option("--port", help="The Chroma server's port (default 8000).", min=1, max=65535),
 ]
-_PrefixOption = Annotated[str, typer.Option("--prefix", help="Collection name prefix.")]
+_PrefixOption = Annotated[str, typer.Option("--prefix", help="Table and collection name prefix.")]
+_DatabaseOption = Annotated[
+    str | None,
+    typer.Option(
+        "--database",
+        envvar="LRM_DATABASE_URL",
+        help="The database URL (default: the SQLite file in the store's folder; with "
+        "--host, e.g. postgresql+psycopg://user:password@host/db).",
+    ),
+]
 _NamespaceOption = Annotated[str | None, typer.Option("--namespace", help=_NAMESPACE_HELP)]
 _VerboseOption = Annotated[
     bool, typer.Option("--verbose", "-v", help="Log what the memory does (INFO).")
@@ -434,6 +437,7 @@ def _global_options(
     port: _PortOption = None,
     prefix: _PrefixOption = "lrm",
     namespace: _NamespaceOption = None,
+    database: _DatabaseOption = None,
     verbose: _VerboseOption = False,
 ) -> None:
     """Long-term conversation memory on Chroma (no LLM needed to try it: `lrm demo`)."""
@@ -446,7 +450,14 @@ def _global_options(
         host = "localhost"
     if verbose:
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    ctx.obj = Settings(path=path, host=host, port=port or 8000, prefix=prefix, namespace=namespace)
+    ctx.obj = Settings(
+        path=path,
+        host=host,
+        port=port or 8000,
+        prefix=prefix,
+        namespace=namespace,
+        database=database,
+    )
 
 
 def main(prog_name: str | None = None) -> None:

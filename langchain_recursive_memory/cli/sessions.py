@@ -10,8 +10,6 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core import MemoryStore, RecursiveMemory
-from ..core.storage.client import StoreClient
-from ..core.storage.migrations import migrate_collections
 from ._app import (
     Settings,
     _console,
@@ -164,11 +162,14 @@ def migrate(
     settings = _settings(ctx)
     console = _console()
     with _reported_errors():
-        client = StoreClient(settings.existing_client())
-        done = migrate_collections(client, settings.prefix, dry_run=dry_run)
+        store = settings.existing_store(migrate=False)
+        done = store.migrate(dry_run=dry_run)
         if not done.needed:
             console.print(f"Nothing to migrate in {settings.location()}.")
             return
+        moved = "Would move" if dry_run else "Moved"
+        for ns, sid, turns in done.sessions:
+            console.print(f"{moved} session {ns}/{sid} ({turns} turns) into the database")
         verb = "Would rename" if dry_run else "Renamed"
         for old, new in done.renamed:
             console.print(f"{verb} {old} -> {new}")

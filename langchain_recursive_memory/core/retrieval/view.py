@@ -81,10 +81,10 @@ class SessionView:
     def appended(self, turns: Sequence[StoredTurn]) -> None:
         """Take in turns this process has just appended to the log."""
         with self.index.lock:
-            if self.epoch == _UNREAD or not turns:
-                return  # the first read reads the whole log
-            self._merge(turns)
-            if turns[0].seq == self.last_seq + 1:
+            if not turns:
+                return
+            self._merge(turns)  # a view never read is read whole at its first read
+            if self.epoch != _UNREAD and turns[0].seq == self.last_seq + 1:
                 self.last_seq = max(self.last_seq, turns[-1].seq)
 
     def _merge(self, turns: Sequence[StoredTurn]) -> None:

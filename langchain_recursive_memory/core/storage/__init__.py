@@ -47,7 +47,15 @@ Example:
 
 from .client import default_path
 from .keys import DEFAULT_NAMESPACE, session_key, text_hash, validate_session
-from .records import SessionHead, SessionInfo, SessionState, StoredTurn, Summary, UserInfo, VectorRecord
+from .records import (
+    SessionHead,
+    SessionInfo,
+    SessionState,
+    StoredTurn,
+    Summary,
+    UserInfo,
+    VectorRecord,
+)
 from .session_store import SessionStore
 from .store import MemoryStore, UserStore
 

@@ -332,7 +332,7 @@ def _engine(url: str | URL) -> Engine:
         raise ConfigurationError.for_value(
             "database",
             shown,
-            f"{exc} (PostgreSQL needs: pip install \"langchain-recursive-memory[postgres]\")",
+            f'{exc} (PostgreSQL needs: pip install "langchain-recursive-memory[postgres]")',
         ) from exc
 
 

@@ -78,7 +78,9 @@ class SessionLifecycle:
 
     # -- listing ----------------------------------------------------------------------------
 
-    def sessions(self, namespace: str | None = None, user: UserOwner | None = None) -> list[SessionInfo]:
+    def sessions(
+        self, namespace: str | None = None, user: UserOwner | None = None
+    ) -> list[SessionInfo]:
         """The sessions (of a namespace, or of a user), oldest first."""
         if namespace is not None:
             validate_name("namespace", namespace)
@@ -91,7 +93,9 @@ class SessionLifecycle:
         """The users (of a namespace, or all), oldest first."""
         if namespace is not None:
             validate_name("namespace", namespace)
-        found: list[UserInfo] = self.db.read(lambda c: list_users(c, self.t, namespace), "list users")
+        found: list[UserInfo] = self.db.read(
+            lambda c: list_users(c, self.t, namespace), "list users"
+        )
         return found
 
     def activity(
@@ -150,7 +154,9 @@ class SessionLifecycle:
         self._delete_sessions([self.t.sessions.c.skey == owner.key], "clear a session")
         self.store.caches.drop(namespace, [session_id])
 
-    def _delete_sessions(self, where: Sequence[Any], what: str) -> list[tuple[str, str, str | None]]:
+    def _delete_sessions(
+        self, where: Sequence[Any], what: str
+    ) -> list[tuple[str, str, str | None]]:
         """Delete the session rows ``where`` selects (one transaction), then their records."""
         s, p = self.t.sessions, self.t.pending
 
@@ -165,7 +171,13 @@ class SessionLifecycle:
             conn.execute(
                 insert(p),
                 [
-                    {"key": r.skey, "ns": r.ns, "name": r.sid, "user_id": r.user_id, "created_at": now}
+                    {
+                        "key": r.skey,
+                        "ns": r.ns,
+                        "name": r.sid,
+                        "user_id": r.user_id,
+                        "created_at": now,
+                    }
                     for r in found
                 ],
             )
@@ -198,10 +210,28 @@ class SessionLifecycle:
             conn.execute(delete(s).where(s.c.ukey == user.key, s.c.ns == namespace))
             conn.execute(delete(u).where(u.c.ukey == user.key))
             key = _USER + user.key
-            conn.execute(delete(p).where(p.c.key.in_([key, *(SessionOwner.of(namespace, x).key for x in sids)])))
-            rows = [{"key": key, "ns": namespace, "name": user_id, "user_id": user_id, "created_at": time.time()}]
+            conn.execute(
+                delete(p).where(
+                    p.c.key.in_([key, *(SessionOwner.of(namespace, x).key for x in sids)])
+                )
+            )
+            rows = [
+                {
+                    "key": key,
+                    "ns": namespace,
+                    "name": user_id,
+                    "user_id": user_id,
+                    "created_at": time.time(),
+                }
+            ]
             rows += [
-                {"key": SessionOwner.of(namespace, x).key, "ns": namespace, "name": x, "user_id": None, "created_at": time.time()}
+                {
+                    "key": SessionOwner.of(namespace, x).key,
+                    "ns": namespace,
+                    "name": x,
+                    "user_id": None,
+                    "created_at": time.time(),
+                }
                 for x in sids
             ]
             conn.execute(insert(p), rows)
@@ -228,7 +258,9 @@ class SessionLifecycle:
                 self._purge_one(row)
             except StoreError as exc:
                 left += 1
-                logger.warning("records of deleted %r not yet deleted in Chroma (%s)", row.name, exc)
+                logger.warning(
+                    "records of deleted %r not yet deleted in Chroma (%s)", row.name, exc
+                )
                 continue
             self._done(row.key)
         return left

@@ -1,53 +1,85 @@
-"""What a store written by an earlier release needs before this one reads it whole.
+"""A store written by an earlier release: its log moved into the database, once.
 
-The record layout is :data:`~.keys.SCHEMA` 2 since 0.1.0; what changed since was added
-beside it (a stamp record per session, HiGMem's index links, the ``hopen`` flag of new
-turns), so a 0.1.0 store reads unchanged. One thing was renamed: 0.1.0 named each
-embedder's vector collection ``{prefix}_vec_{embedder}-d{dimension}``, and since 0.2.0 it
-is ``{prefix}_vec_{embedder}`` (so that a restart finds its vectors before it knows their
-dimension). Without the migration those vectors would be left aside (recall would rank
-the old facts without them until ``reindex()``).
+Until 0.2.0 the whole store lived in Chroma: the log (``{prefix}_turns``), summary
+versions and stamps (``{prefix}_summaries``), HiGMem's nodes (``{prefix}_hg_turns``,
+``{prefix}_hg_events``), usage, sessions and users. Since 0.3.0 all of that is in the
+database; Chroma keeps the facts and the vectors, whose records are unchanged.
 
-:func:`migrate_collections` renames such a collection when its new name is free. It runs by itself
-the first time a process opens the store (:class:`~.store.MemoryStore`, once per database
-and prefix), logging what it did; ``lrm migrate`` runs it by hand (``--dry-run`` says what
-it would do). A legacy collection it cannot rename (two of them map to one name, or the new
-name exists already) is left as it is and reported, never deleted: vectors are derived
-state, so ``reindex()`` (or ``lrm rebuild``) makes the new collection's vectors again.
+:func:`migrate` moves a store of 0.1.0 or 0.2.0 into the database. It runs by itself the
+first time a process opens the store (logged; ``lrm migrate`` runs it by hand, and
+``--dry-run`` says what it would move):
+
+* each session moves in one transaction (its row, turns, summary versions, HiGMem nodes
+  and events, usage), so a migration that stops (a crash, a failed call) resumes where it
+  stopped: a session the database holds already is skipped;
+* its turns keep their ids, texts, times and which version folded them; their order keys
+  become 1, 2, 3... in the order the log held them (``seq``, then id), and each summary
+  version's ``last_seq`` follows;
+* HiGMem's nodes and events become the session's first indexing;
+* 0.1.0 vector collections (``{prefix}_vec_{embedder}-d{dimension}``) are renamed to
+  ``{prefix}_vec_{embedder}`` where that name is free (others are left and reported:
+  vectors are derived, ``reindex()`` makes them again).
+
+The moved collections are left in Chroma, unread, and ``{prefix}_turns`` is marked
+``lrm_schema=3`` when every session has moved: an earlier release opening the store then
+stops with an error that names the schema, instead of reading a log that no longer grows.
+(A new store gets the marker too.) To go back to 0.2.0, see ``docs/upgrading-0.3.md``.
 
 Example:
     >>> from langchain_recursive_memory.core import MemoryStore
-    >>> MemoryStore.in_memory().migrate(dry_run=True).renamed
+    >>> MemoryStore.in_memory().migrate(dry_run=True).sessions
     []
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
-from dataclasses import dataclass, field
+import time
+from bisect import bisect_right
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
-from typing import TYPE_CHECKING
+from sqlalchemy import insert, select
+from sqlalchemy.engine import Connection
 
+from ..events import Event, TurnNode
+from ..turn import Turn
 from .client import StoreClient
-from .keys import VECTOR_COLLECTION_PREFIX, collection_name
+from .keys import (
+    SCHEMA,
+    VECTOR_COLLECTION_PREFIX,
+    SessionOwner,
+    UserOwner,
+    collection_name,
+    user_key,
+)
+from .nodes import put as put_nodes
+from .records import StoredTurn, Summary
+from .repository import decoded
+from .sessions import ensure_user
+from .summaries import summary_row
+from .turns import turn_row
 
 if TYPE_CHECKING:
     from .store import MemoryStore
 
-__all__ = [
-    "LEGACY_SPACE_RE",
-    "Migration",
-    "legacy_vector_collections",
-    "migrate",
-    "migrate_collections",
-]
+__all__ = ["LEGACY_SPACE_RE", "LOG_SCHEMA", "Migration", "legacy_vector_collections", "migrate"]
 
 logger = logging.getLogger("langchain_recursive_memory")
 
 LEGACY_SPACE_RE = re.compile(r"^(?P<space>[a-z0-9][a-z0-9-]*?)-d(?P<dimension>[0-9]+)$")
 """A 0.1.0 vector space name: ``{embedder}-d{dimension}``."""
+
+LOG_SCHEMA = 3
+"""The ``lrm_schema`` of ``{prefix}_turns`` once the log is in the database."""
+
+_PAGE = 5000  # records per Chroma read (its batch is about 5,461)
+_SETTING = "set_"
+_MARKER = "rb_"
 
 
 @dataclass
@@ -55,19 +87,24 @@ class Migration:
     """What :func:`migrate` did (or, dry, would do).
 
     Attributes:
-        renamed: ``(old collection, new collection)`` pairs.
+        sessions: ``(namespace, session_id, turns)`` of each session moved into the
+            database (or that would be).
+        renamed: ``(old collection, new collection)`` pairs of vector collections.
         left: ``(collection, why)`` of the legacy collections left as they are.
         dry_run: Nothing was changed.
+        seconds: How long it took.
     """
 
+    sessions: list[tuple[str, str, int]] = field(default_factory=list)
     renamed: list[tuple[str, str]] = field(default_factory=list)
     left: list[tuple[str, str]] = field(default_factory=list)
     dry_run: bool = False
+    seconds: float = 0.0
 
     @property
     def needed(self) -> bool:
         """Whether there was anything to migrate."""
-        return bool(self.renamed or self.left)
+        return bool(self.sessions or self.renamed or self.left)
 
 
 def legacy_vector_collections(names: list[str], prefix: str) -> dict[str, list[str]]:
@@ -83,26 +120,64 @@ def legacy_vector_collections(names: list[str], prefix: str) -> dict[str, list[s
     return out
 
 
-def _rename(chroma: StoreClient, old: str, new: str) -> None:
-    chroma.client.get_collection(old).modify(name=new)
-
-
-def migrate_collections(chroma: StoreClient, prefix: str, *, dry_run: bool = False) -> Migration:
-    """Bring a store written by an earlier release up to this one (see the module doc).
+def migrate(store: MemoryStore, *, dry_run: bool = False) -> Migration:
+    """Bring ``store`` up to this release (see the module doc).
 
     Args:
-        chroma: The store's client.
-        prefix: Its collection prefix.
+        store: The store.
         dry_run: Only report what would be done.
 
     Returns:
         What was done.
 
     Raises:
-        StoreError: When Chroma failed (run it again: what was renamed stays renamed).
+        StoreError: When the database or Chroma failed (run it again: it resumes).
     """
-    names = chroma.collection_names()
+    started = time.monotonic()
     done = Migration(dry_run=dry_run)
+    chroma = store.chroma
+    names = chroma.collection_names()
+    _rename_vectors(chroma, store.prefix, names, done)
+    log_name = collection_name(store.prefix, "turns")
+    if log_name in names:
+        log = chroma.client.get_collection(log_name)
+        if (log.metadata or {}).get("lrm_schema") == SCHEMA:
+            _LegacyLog(store, names).move(done)
+            if not dry_run:
+                _mark_moved(chroma, log_name)
+    elif not dry_run:
+        _mark_moved(chroma, log_name)
+    done.seconds = time.monotonic() - started
+    if done.sessions and not dry_run:
+        turns = sum(n for _, _, n in done.sessions)
+        logger.warning(
+            "moved %d sessions (%d turns) of the store %s from Chroma into the database %s "
+            "in %.1f s (0.3.0 keeps the log in a database; the Chroma collections are left "
+            "unread)",
+            len(done.sessions),
+            turns,
+            store.identity,
+            store.db.name,
+            done.seconds,
+        )
+    return done
+
+
+def _mark_moved(chroma: StoreClient, name: str) -> None:
+    """Mark ``{prefix}_turns`` as moved (created empty when absent: a marker)."""
+
+    def mark() -> None:
+        col = chroma.client.get_or_create_collection(
+            name, embedding_function=None, metadata={"lrm_schema": LOG_SCHEMA}
+        )
+        if (col.metadata or {}).get("lrm_schema") != LOG_SCHEMA:
+            col.modify(metadata={**(col.metadata or {}), "lrm_schema": LOG_SCHEMA})
+
+    chroma.call("mark the log as moved", mark)
+    chroma.forget_collection(name)
+
+
+def _rename_vectors(chroma: StoreClient, prefix: str, names: list[str], done: Migration) -> None:
     for new, olds in legacy_vector_collections(names, prefix).items():
         if len(olds) > 1:
             done.left += [(old, f"{len(olds)} legacy collections map to {new}") for old in olds]
@@ -110,9 +185,12 @@ def migrate_collections(chroma: StoreClient, prefix: str, *, dry_run: bool = Fal
             done.left.append((olds[0], f"{new} exists already"))
         else:
             done.renamed.append((olds[0], new))
-    if not dry_run:
+    if not done.dry_run:
         for old, new in done.renamed:
-            chroma.call("rename a vector collection", partial(_rename, chroma, old, new))
+            chroma.call(
+                "rename a vector collection",
+                partial(lambda o, n: chroma.client.get_collection(o).modify(name=n), old, new),
+            )
             chroma.forget_collection(old)
             logger.info("migrated the vector collection %s to %s (0.1.0 naming)", old, new)
     for old, why in done.left:
@@ -122,9 +200,223 @@ def migrate_collections(chroma: StoreClient, prefix: str, *, dry_run: bool = Fal
             old,
             why,
         )
-    return done
 
 
-def migrate(store: MemoryStore, *, dry_run: bool = False) -> Migration:
-    """Bring ``store`` up to this release (see the module doc)."""
-    return migrate_collections(store.chroma, store.prefix, dry_run=dry_run)
+# -- the legacy log ----------------------------------------------------------------------------
+
+
+def _legacy_turn(doc: str, meta: Mapping[str, Any]) -> StoredTurn:
+    payload = json.loads(str(meta["payload"])) if meta.get("payload") else {}
+    turn = Turn.from_payload(
+        str(meta["role"]), doc, payload, turn_id=str(meta["tid"]), created_at=float(meta["created"])
+    )
+    return StoredTurn(
+        turn, int(meta["seq"]), int(meta["tok"]), str(meta["enc"]), int(meta["folded"])
+    )
+
+
+def _legacy_summary(doc: str, meta: Mapping[str, Any]) -> Summary:
+    question = meta.get("question")
+    return Summary(
+        namespace=str(meta["ns"]),
+        session_id=str(meta["sid"]),
+        version=int(meta["version"]),
+        text=doc,
+        tokens=int(meta["tok"]),
+        turn_ids=tuple(json.loads(str(meta["turn_ids"]))),
+        first_turn_id=str(meta["first_tid"]) if meta.get("first_tid") is not None else None,
+        last_turn_id=str(meta["last_tid"]) if meta.get("last_tid") is not None else None,
+        covered=int(meta["covered"]),
+        method=str(meta["method"]),
+        created_at=float(meta["created"]),
+        fold_id=str(meta["fold_id"]),
+        last_seq=int(meta.get("last_seq", 0)),
+        passed_ids=tuple(json.loads(str(meta.get("passed", "[]")))),
+        question_id=str(question) if question is not None else None,
+    )
+
+
+class _LegacyLog:
+    """The Chroma collections of a store written by 0.1.0 or 0.2.0 (see the module doc)."""
+
+    def __init__(self, store: MemoryStore, names: list[str]) -> None:
+        self.store = store
+        self.chroma = store.chroma
+        self.prefix = store.prefix
+        self.names = set(names)
+
+    def _all(
+        self, name: str, where: Mapping[str, Any] | None = None
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """Every record (document, metadata) of a legacy collection (``where``: matching)."""
+        full = collection_name(self.prefix, name)
+        if full not in self.names:
+            return []
+        col = self.chroma.client.get_collection(full)
+        out: list[tuple[str, dict[str, Any]]] = []
+        offset = 0
+        while True:
+            got = self.chroma.call(
+                f"read {full}",
+                partial(
+                    col.get,
+                    where=dict(where) if where else None,
+                    include=["documents", "metadatas"],
+                    limit=_PAGE,
+                    offset=offset,
+                ),
+            )
+            docs, metas = got["documents"] or [], got["metadatas"] or []
+            out += [(d or "", dict(m)) for d, m in zip(docs, metas, strict=True)]
+            if len(metas) < _PAGE:
+                return out
+            offset += _PAGE
+
+    def sessions(self) -> dict[str, dict[str, Any]]:
+        """Every session the legacy store knows: by key, its record (or what its turns say)."""
+        found: dict[str, dict[str, Any]] = {}
+        for _, meta in self._all("sessions"):
+            if "sk" in meta and "ns" in meta and "sid" in meta:
+                found[str(meta["sk"])] = meta
+        for _, meta in self._all("turns"):  # a session whose record a crash left unwritten
+            key = meta.get("sk")
+            if key is not None and key not in found and "ns" in meta and "sid" in meta:
+                found[str(key)] = {"ns": meta["ns"], "sid": meta["sid"], "created": 0.0}
+        return found
+
+    def move(self, done: Migration) -> None:
+        """Move every session the database does not hold yet (each in one transaction)."""
+        t = self.store.db.tables
+        held = set(
+            self.store.db.read(lambda c: list(c.execute(select(t.sessions.c.skey)).scalars()))
+        )
+        users = {str(m.get("uk")): m for _, m in self._all("users") if m.get("uk")}
+        for skey, meta in self.sessions().items():
+            if skey in held:
+                continue
+            owner = SessionOwner.of(str(meta["ns"]), str(meta["sid"]))
+            rows = [r for r in self._all("turns", {"sk": skey}) if owner.owns(r[1])]
+            turns = decoded("turn", rows, lambda r: _legacy_turn(*r))
+            done.sessions.append((owner.namespace, owner.session_id, len(turns)))
+            if done.dry_run:
+                continue
+            session = _LegacySession(self, owner, meta, turns, users)
+            self.store.db.write(session.write, f"move session {owner.session_id!r}")
+
+
+class _LegacySession:
+    """One legacy session, read from Chroma, written into the database in one transaction."""
+
+    def __init__(
+        self,
+        log: _LegacyLog,
+        owner: SessionOwner,
+        meta: Mapping[str, Any],
+        turns: list[StoredTurn],
+        users: Mapping[str, Mapping[str, Any]],
+    ) -> None:
+        self.owner = owner
+        self.meta = meta
+        self.tables = log.store.db.tables
+
+        def owned(name: str) -> list[tuple[str, dict[str, Any]]]:
+            return [r for r in log._all(name, {"sk": owner.key}) if owner.owns(r[1])]
+
+        self.summary_rows = owned("summaries")
+        self.node_rows = owned("hg_turns")
+        self.event_rows = owned("hg_events")
+        self.usage_rows = owned("usage")
+        turns.sort(key=lambda s: (s.seq, s.id))
+        self.old_seqs = [s.seq for s in turns]
+        self.turns = [
+            StoredTurn(s.turn, i, s.tokens, s.encoding, s.folded_in)
+            for i, s in enumerate(turns, start=1)
+        ]
+        self.users = users
+
+    def _new_seq(self, old: int) -> int:
+        """The new order key of the last turn ordered at or before old key ``old``."""
+        return bisect_right(self.old_seqs, old) if old else 0
+
+    def _stamp(self) -> Mapping[str, Any]:
+        return next((m for _, m in self.summary_rows if m.get("kind") == "stamp"), {})
+
+    def _summaries(self) -> list[Summary]:
+        rows = [r for r in self.summary_rows if r[1].get("kind") == "version"]
+        found = decoded("summary", rows, lambda r: _legacy_summary(*r))
+        found.sort(key=lambda s: s.version)
+        return [replace(s, last_seq=self._new_seq(s.last_seq)) for s in found]
+
+    def _markers(self) -> dict[str, Any]:
+        return {
+            k[len(_MARKER) :]: json.loads(v)
+            for k, v in self.meta.items()
+            if k.startswith(_MARKER) and isinstance(v, str)
+        }
+
+    def write(self, conn: Connection) -> None:
+        """Write the session into the database (the caller's transaction)."""
+        t = self.tables
+        owner, meta, stamp = self.owner, self.meta, self._stamp()
+        user_id = meta.get("uid") or stamp.get("uid")
+        settings = {k[len(_SETTING) :]: v for k, v in meta.items() if k.startswith(_SETTING)}
+        markers = self._markers()
+        summaries = self._summaries()
+        nodes = decoded(
+            "turn node",
+            [r for r in self.node_rows if r[1].get("kind") != "head"],
+            lambda r: TurnNode.from_metadata(*r),
+        )
+        events = decoded("event", self.event_rows, lambda r: Event.from_metadata(*r))
+        first = self.turns[0].turn.created_at if self.turns else None
+        created = float(meta.get("created") or first or time.time())
+        newest = max((float(s.turn.created_at or 0.0) for s in self.turns), default=0.0)
+        written = (self.old_seqs[-1] / 1e9) if self.old_seqs else created
+        values = {
+            "ns": owner.namespace,
+            "sid": owner.session_id,
+            "skey": owner.key,
+            "memory": str(stamp.get("memory") or settings.get("memory") or ""),
+            "settings": json.dumps(settings) if settings else None,
+            "created_at": created,
+            "written_at": written,
+            "newest_created": newest,
+            "last_seq": len(self.turns),
+            "version": summaries[-1].version if summaries else 0,
+            "indexed": 1 if (nodes or events) else 0,
+            "facts": 0,
+            "generation": 0,
+            "markers": json.dumps(markers) if markers else None,
+        }
+        if user_id is not None:
+            user = str(user_id)
+            ukey = user_key(owner.namespace, user)
+            values.update(user_id=user, ukey=ukey)
+            since = float(self.users.get(ukey, {}).get("created") or created)
+            ensure_user(conn, t, UserOwner(owner.namespace, user, ukey), since)
+        stmt = insert(t.sessions).values(**values).returning(t.sessions.c.id)
+        row = conn.execute(stmt).scalar_one()
+        if self.turns:
+            conn.execute(insert(t.turns), [turn_row(row, s) for s in self.turns])
+        if summaries:
+            conn.execute(insert(t.summaries), [summary_row(row, s) for s in summaries])
+        put_nodes(conn, t, row, 1, nodes, events)
+        self._usage(conn, row)
+
+    def _usage(self, conn: Connection, row: int) -> None:
+        usage = [
+            {
+                "session": row,
+                "purpose": str(m.get("purpose", "")),
+                "calls": int(m.get("calls", 0)),
+                "failed": int(m.get("failed", 0)),
+                "input": int(m.get("in", 0)),
+                "output": int(m.get("out", 0)),
+                "reported": int(m.get("reported", 0)),
+                "created_at": float(m.get("created", 0.0) or 0.0),
+            }
+            for _, m in self.usage_rows
+            if "purpose" in m
+        ]
+        if usage:
+            conn.execute(insert(self.tables.usage), usage)

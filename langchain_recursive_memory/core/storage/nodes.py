@@ -87,7 +87,12 @@ def put(
     events: Sequence[Event],
 ) -> None:
     """Write (or overwrite) turn nodes and events as indexing ``link``'s."""
-    upsert(conn, t.turn_nodes, _node_rows(row, link, nodes), [t.turn_nodes.c.session, t.turn_nodes.c.tid])
+    upsert(
+        conn,
+        t.turn_nodes,
+        _node_rows(row, link, nodes),
+        [t.turn_nodes.c.session, t.turn_nodes.c.tid],
+    )
     upsert(conn, t.events, _event_rows(row, link, events), [t.events.c.session, t.events.c.eid])
 
 

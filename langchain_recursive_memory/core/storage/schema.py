@@ -238,4 +238,3 @@ def _nodes_table(md: MetaData, prefix: str, name: str, ref: str) -> Table:
     )
     table.append_constraint(_pk(table, "session", ref))
     return table
-

@@ -169,9 +169,7 @@ class SessionStore:
 
     def set_marker(self, task: str, progress: Any) -> None:
         """Record a running rebuild's progress (JSON), or with None that it finished."""
-        self.db.write(
-            lambda c: rows.set_marker(c, self.t, self.key_owner, task, progress), "mark"
-        )
+        self.db.write(lambda c: rows.set_marker(c, self.t, self.key_owner, task, progress), "mark")
 
     def clear(self) -> None:
         """Delete everything stored for the session (see :meth:`.MemoryStore.clear`)."""

@@ -186,9 +186,7 @@ def advance(
         set_={
             "last_seq": s.c.last_seq + count,
             "written_at": now,
-            "newest_created": case(
-                (s.c.newest_created < newest, newest), else_=s.c.newest_created
-            ),
+            "newest_created": case((s.c.newest_created < newest, newest), else_=s.c.newest_created),
         },
     ).returning(s.c.id, s.c.last_seq)
     row = conn.execute(stmt).one()
@@ -241,7 +239,13 @@ def ensure_user(conn: Connection, t: Tables, user: UserOwner, now: float) -> Non
     insert_ignore(
         conn,
         t.users,
-        {"ns": user.namespace, "uid": user.user_id, "ukey": user.key, "created_at": now, "facts": 0},
+        {
+            "ns": user.namespace,
+            "uid": user.user_id,
+            "ukey": user.key,
+            "created_at": now,
+            "facts": 0,
+        },
         [t.users.c.ukey],
     )
 
@@ -285,9 +289,7 @@ def _json(text: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def describe(
-    conn: Connection, t: Tables, owner: SessionOwner, settings: Mapping[str, Any]
-) -> None:
+def describe(conn: Connection, t: Tables, owner: SessionOwner, settings: Mapping[str, Any]) -> None:
     """Merge ``settings`` (how the memory was made) into the session's row."""
     s = t.sessions
     found = conn.execute(select(s.c.settings).where(s.c.skey == owner.key)).first()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -34,7 +35,8 @@ from .database import Database, sqlite_url
 from .facts import FactTable
 from .keys import SessionOwner, UserOwner, validate_prefix
 from .lifecycle import SessionLifecycle
-from .migrations import Migration, migrate
+from .migrations import Migration
+from .migrations import migrate as migrate_store
 from .records import SessionHead, SessionInfo, StoredTurn, Summary, UserInfo
 from .session_store import SessionStore
 from .user_facts import UserFacts
@@ -76,6 +78,8 @@ class MemoryStore:
             512 MiB by default): every store object of the process over the same database
             and prefix (and limits) shares them. A :class:`~..cache.StoreCaches` object
             instead: this store uses those (``StoreCaches()``: caches of its own).
+        migrate: Move what an earlier release wrote into the database when the process
+            first opens the store (:mod:`.migrations`); False leaves it (``lrm migrate``).
 
     Attributes:
         client: The chromadb client.
@@ -110,6 +114,7 @@ class MemoryStore:
         http_timeout: float = 30.0,
         retry: RetryPolicy | None = None,
         cache: CacheLimits | StoreCaches | None = None,
+        migrate: bool = True,
     ) -> None:
         validate_prefix(prefix)
         if http_timeout <= 0:
@@ -119,25 +124,25 @@ class MemoryStore:
         self.client = client
         self.prefix = prefix
         chroma_identity = chroma_client.client_identity(client)
-        self.db = Database.open(_database_of(client, chroma_identity, database), prefix, retry=retry)
-        memory = self.db.name == "sqlite://"
+        target = _database_of(client, chroma_identity, database)
+        memory = target == "sqlite://"
+        if memory:  # the in-memory store of this client and prefix, while one is open
+            self.db, shared = _memory_database(client, prefix, retry, cache)
+        else:
+            self.db = Database.open(target, prefix, retry=retry)
         self.identity = f"{chroma_identity}|{self.db.name}"
         if isinstance(cache, StoreCaches):
             self.caches = cache
-        elif memory:
-            self.caches = StoreCaches(cache)
         else:
-            self.caches = StoreCaches.shared(self.identity, prefix, cache)
+            self.caches = shared if memory else StoreCaches.shared(self.identity, prefix, cache)
         self.chroma = StoreClient(client, retry, self.caches.collections)
         self.fact_table = FactTable(self.chroma, prefix)
         self.vector_spaces = VectorSpaces(self.chroma, prefix)
         self.shared_facts = UserFacts(self)
         self.lifecycle = SessionLifecycle(self)
-        if memory:
-            weakref.finalize(self, _drop_collections, self.chroma, prefix, self.db)
-        elif not self.caches.migrated:  # a store of an earlier release: once per process
+        if not memory and migrate and not self.caches.migrated:  # an earlier release's store
+            migrate_store(self)
             self.caches.migrated = True
-            migrate(self)
             self.lifecycle.purge()
 
     @property
@@ -235,7 +240,7 @@ class MemoryStore:
         Args:
             dry_run: Only report what would be done.
         """
-        return migrate(self, dry_run=dry_run)
+        return migrate_store(self, dry_run=dry_run)
 
     # -- sessions ------------------------------------------------------------------------
 
@@ -425,12 +430,39 @@ def _database_of(
     return "sqlite://"
 
 
-def _drop_collections(chroma: StoreClient, prefix: str, db: Database) -> None:
+_memory_stores: weakref.WeakValueDictionary[tuple[int, str], Database] = (
+    weakref.WeakValueDictionary()
+)
+_memory_caches: weakref.WeakKeyDictionary[Database, StoreCaches] = weakref.WeakKeyDictionary()
+_memory_lock = threading.Lock()
+
+
+def _memory_database(
+    client: Any, prefix: str, retry: RetryPolicy | None, limits: Any
+) -> tuple[Database, StoreCaches]:
+    """The in-memory database (and caches) of an in-memory Chroma client and prefix.
+
+    Every store object over the same client and prefix shares it while one of them is
+    alive; when the last is dropped, so are the database, the caches and the prefix's
+    collections in the (process-wide) in-memory Chroma.
+    """
+    with _memory_lock:
+        db = _memory_stores.get((id(client), prefix))
+        if db is None:
+            db = Database.open("sqlite://", prefix, retry=retry)
+            _memory_stores[(id(client), prefix)] = db
+            _memory_caches[db] = StoreCaches(limits if isinstance(limits, CacheLimits) else None)
+            weakref.finalize(db, _drop_collections, client, prefix, db.engine)
+        return db, _memory_caches[db]
+
+
+def _drop_collections(client: Any, prefix: str, engine: Any) -> None:
     """Free what an in-memory store held: its collections in the shared in-memory Chroma."""
-    db.dispose()
+    engine.dispose()
     try:
-        for name in chroma.collection_names():
+        for item in client.list_collections():
+            name = item if isinstance(item, str) else item.name
             if name.startswith(f"{prefix}_"):
-                chroma.client.delete_collection(name)
+                client.delete_collection(name)
     except Exception as exc:  # at interpreter exit Chroma may be gone already
         logger.debug("in-memory store %s: collections not dropped (%s)", prefix, exc)

@@ -71,9 +71,7 @@ def version(
 ) -> Summary | None:
     """Summary version ``number`` of the session (None: none)."""
     c = t.summaries.c
-    found = conn.execute(
-        select(t.summaries).where(c.session == row, c.version == number)
-    ).first()
+    found = conn.execute(select(t.summaries).where(c.session == row, c.version == number)).first()
     return summary_of(owner, found) if found is not None else None
 
 

@@ -45,9 +45,7 @@ IN_CHUNK = 500
 """Ids per ``IN (...)`` list (SQLite allows 32,766 parameters; stay far below)."""
 
 
-def prepare(
-    turns: Sequence[Turn], tokens: Sequence[int], encoding: str
-) -> list[StoredTurn]:
+def prepare(turns: Sequence[Turn], tokens: Sequence[int], encoding: str) -> list[StoredTurn]:
     """Give new turns their ids and creation times where missing (before the write).
 
     The ids are fixed before the transaction, so a retried write stores each turn once.
@@ -117,9 +115,7 @@ def append(
     held = _held_ids(conn, t, row, [s.id for s in prepared])
     fresh = [s for s in prepared if s.id not in held]
     first = last - len(prepared) + 1
-    written = [
-        StoredTurn(s.turn, first + i, s.tokens, s.encoding) for i, s in enumerate(fresh)
-    ]
+    written = [StoredTurn(s.turn, first + i, s.tokens, s.encoding) for i, s in enumerate(fresh)]
     if written:
         conn.execute(insert(t.turns), [turn_row(row, s) for s in written])
     return row, written
@@ -130,9 +126,7 @@ def _held_ids(conn: Connection, t: Tables, row: int, ids: Sequence[str]) -> set[
     held: set[str] = set()
     for start in range(0, len(ids), IN_CHUNK):
         chunk = ids[start : start + IN_CHUNK]
-        held.update(
-            conn.execute(select(c.tid).where(c.session == row, c.tid.in_(chunk))).scalars()
-        )
+        held.update(conn.execute(select(c.tid).where(c.session == row, c.tid.in_(chunk))).scalars())
     return held
 
 
@@ -181,7 +175,9 @@ def count(conn: Connection, t: Tables, row: int) -> int:
     return int(conn.execute(select(func.count()).where(c.session == row)).scalar() or 0)
 
 
-def mark_folded(conn: Connection, t: Tables, row: int, turn_ids: Sequence[str], version: int) -> None:
+def mark_folded(
+    conn: Connection, t: Tables, row: int, turn_ids: Sequence[str], version: int
+) -> None:
     """Record that summary ``version`` folded the given turns."""
     c = t.turns.c
     for start in range(0, len(turn_ids), IN_CHUNK):

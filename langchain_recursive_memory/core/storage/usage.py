@@ -23,13 +23,14 @@ def add(conn: Connection, t: Tables, records: Sequence[UsageRecord]) -> None:
     Raises:
         InvalidInputError: When a record has a bad namespace or session id.
     """
-    owners = {(r.namespace, r.session_id): SessionOwner.of(r.namespace, r.session_id) for r in records}
+    owners = {
+        (r.namespace, r.session_id): SessionOwner.of(r.namespace, r.session_id) for r in records
+    }
     s = t.sessions
-    rows = dict(
-        conn.execute(
-            select(s.c.skey, s.c.id).where(s.c.skey.in_([o.key for o in owners.values()]))
-        ).tuples()
+    found = conn.execute(
+        select(s.c.skey, s.c.id).where(s.c.skey.in_([o.key for o in owners.values()]))
     )
+    rows = {skey: row for skey, row in found}
     values = [
         {
             "session": rows[key],
