@@ -120,3 +120,66 @@ def stored_vectors(
         for rid, meta, vector in zip(got["ids"], got["metadatas"], embeddings, strict=True)
         if owner.owns(meta)
     ]
+
+
+# -- what a store holds, read from the database and from Chroma directly ---------------------
+
+
+def database_rows(store: MemoryStore) -> dict[str, list[dict]]:
+    """Every row of every table of the store's prefix (a test's look into the database).
+
+    Rows of a session's tables carry its ``ns``, ``sid`` and (if it has a user) ``uid``,
+    joined from its row; a row whose session is gone would carry ``sid`` None (foreign
+    keys make that impossible). The ``_meta`` and ``_pending`` tables are left out.
+    """
+    from sqlalchemy import select
+
+    t = store.db.tables
+
+    def read(conn):
+        sessions = {r.id: r for r in conn.execute(select(t.sessions))}
+        out = {}
+        for table in t.metadata.sorted_tables:
+            if table in (t.meta, t.pending):
+                continue
+            rows = []
+            for row in conn.execute(select(table)):
+                item = dict(row._mapping)
+                if "session" in item:
+                    owner = sessions.get(item["session"])
+                    item["ns"] = owner.ns if owner else None
+                    item["sid"] = owner.sid if owner else None
+                    if owner is not None and owner.user_id is not None:
+                        item["uid"] = owner.user_id
+                elif table is t.sessions and item["user_id"] is not None:
+                    item["uid"] = item["user_id"]
+                rows.append(item)
+            out[table.name] = rows
+        return out
+
+    return store.db.read(read)
+
+
+def chroma_records(store: MemoryStore, where: dict | None = None) -> dict[str, list[tuple]]:
+    """Every record of every Chroma collection of the store (id, document, metadata).
+
+    Only the store's own prefix: the in-memory client is shared by the whole process.
+    """
+    out = {}
+    for col in store.client.list_collections():
+        if not col.name.startswith(store.prefix + "_"):
+            continue
+        got = store.client.get_collection(col.name).get(
+            where=where, include=["documents", "metadatas"]
+        )
+        docs = got["documents"] or [None] * len(got["ids"])
+        out[col.name] = list(zip(got["ids"], docs, got["metadatas"], strict=True))
+    return out
+
+
+def session_records(store: MemoryStore, sid: str) -> dict[str, int]:
+    """How many records of session ``sid`` each table and each Chroma collection holds."""
+    counts = {name: sum(r.get("sid") == sid for r in rows) for name, rows in database_rows(store).items()}
+    for name, rows in chroma_records(store, {"sid": sid}).items():
+        counts[name] = len(rows)
+    return counts

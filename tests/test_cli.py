@@ -270,6 +270,10 @@ class _TwoDaysAgo:
     def time_ns() -> int:
         return time.time_ns() - 2 * 86_400 * 10**9
 
+    @staticmethod
+    def time() -> float:
+        return time.time() - 2 * 86_400
+
 
 def test_expire_deletes_only_inactive_sessions(tmp_path, monkeypatch):
     chat = write_chat(tmp_path / "chat.jsonl", exchanges=2)
@@ -384,9 +388,18 @@ def test_package_errors_are_one_line_and_exit_1(tmp_path):
 
 
 def test_an_unreachable_server_is_one_line_and_exit_1():
-    result = make_runner().invoke(app, ["--host", "127.0.0.1", "--port", "1", "sessions"])
+    result = make_runner().invoke(
+        app, ["--host", "127.0.0.1", "--port", "1", "--database", "sqlite://", "sessions"]
+    )
     assert result.exit_code == 1, result.output
     assert result.output.startswith("error: the Chroma server at 127.0.0.1:1")
+
+
+def test_a_server_without_a_database_is_one_line_naming_the_option():
+    result = make_runner().invoke(app, ["--host", "127.0.0.1", "--port", "1", "sessions"])
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("error: --host needs --database"), result.output
+    assert result.output.strip().count("\n") == 0, result.output
 
 
 def test_not_locomo_is_a_clear_error(tmp_path):

@@ -128,7 +128,9 @@ def test_an_empty_transcript_is_reported_not_ingested(tmp_path, text):
 
 
 def test_errors_carry_no_class_names(tmp_path):
-    result = CliRunner().invoke(app, ["--host", "127.0.0.1", "--port", "1", "sessions"])
+    result = CliRunner().invoke(
+        app, ["--host", "127.0.0.1", "--port", "1", "--database", "sqlite://", "sessions"]
+    )
     assert result.exit_code == 1
     assert result.output.startswith("error: the Chroma server at 127.0.0.1:1")
 

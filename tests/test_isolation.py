@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from conftest import session_records
 from fakes import BagOfWordsEmbedder, FactModel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -145,18 +146,8 @@ def test_errors_leave_stored_data_intact(store):
 
 
 def _everything(store: MemoryStore, sid: str) -> dict[str, int]:
-    """Count a session's records in every collection of the store, reading Chroma directly.
-
-    Only the store's own prefix: the in-memory client is shared by the whole process, and
-    another test's store may hold a session of the same id.
-    """
-    counts = {}
-    for col in store.client.list_collections():
-        if not col.name.startswith(f"{store.prefix}_"):
-            continue
-        got = store.client.get_collection(col.name).get(where={"sid": sid}, include=[])
-        counts[col.name] = len(got["ids"])
-    return counts
+    """Count a session's records in every table and collection of the store."""
+    return session_records(store, sid)
 
 
 def _fill(store: MemoryStore, sid: str) -> None:
@@ -181,13 +172,13 @@ def test_clear_removes_turns_summaries_facts_events_and_vectors():
     _fill(store, "gone")
     _fill(store, "kept")
     before = _everything(store, "gone")
-    for kind in ("turns", "summaries", "facts", "hg_turns", "hg_events", "sessions"):
+    for kind in ("turns", "summaries", "facts", "turn_nodes", "events", "sessions"):
         assert before[f"{store.prefix}_{kind}"] > 0, kind
     assert any(n.startswith(f"{store.prefix}_vec_") and c > 0 for n, c in before.items())
     RecursiveMemory("gone", store=store).clear()
     assert set(_everything(store, "gone").values()) == {0}
     kept = _everything(store, "kept")
-    for kind in ("turns", "summaries", "facts", "hg_turns", "hg_events", "sessions"):
+    for kind in ("turns", "summaries", "facts", "turn_nodes", "events", "sessions"):
         assert kept[f"{store.prefix}_{kind}"] > 0, kind
 
 

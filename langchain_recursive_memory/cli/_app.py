@@ -212,6 +212,11 @@ class Settings:
         """
         options: dict[str, Any] = {"prefix": self.prefix, "database": self.database}
         if self.host is not None:
+            if self.database is None:
+                raise _fail(
+                    "--host needs --database (or $LRM_DATABASE_URL): the database the "
+                    "workers share, e.g. postgresql+psycopg://user:password@host/db"
+                )
             return MemoryStore.http(self.host, self.port, migrate=migrate, **options)
         where = path or self.path or default_path()
         return MemoryStore.persistent(where, migrate=migrate, **options)

@@ -48,7 +48,6 @@ from .storage import (
     UserInfo,
     default_path,
 )
-from .store_compat import add_store_aliases
 from .tokenizer import TokenCounter, encoding_name_for_model, get_encoding
 from .turn import ToolCall, Turn
 from .usage import CountingTextModel, Usage
@@ -108,7 +107,6 @@ __all__ = [
 
 # 0.1.0's names that moved (DeprecationWarning until 0.3.0): MemoryStore's methods of
 # the engines' protocol (now store.session(ns, sid)), and TurnNote here.
-add_store_aliases(MemoryStore)
 
 
 def __getattr__(name: str) -> Any:

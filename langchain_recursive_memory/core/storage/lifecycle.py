@@ -47,7 +47,8 @@ from .records import SessionInfo, UserInfo
 from .sessions import list_sessions, list_users
 
 if TYPE_CHECKING:
-    from .store import MemoryStore
+    from .parts import StoreParts
+    from .user_facts import UserFacts
 
 __all__ = ["EXPIRE_BY", "SessionLifecycle"]
 
@@ -68,11 +69,13 @@ class SessionLifecycle:
     """Whole sessions and users of a store (see the module doc).
 
     Args:
-        store: The store.
+        store: The store's parts.
+        shared_facts: The users' facts.
     """
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: StoreParts, shared_facts: UserFacts) -> None:
         self.store = store
+        self.shared_facts = shared_facts
         self.db = store.db
         self.t = store.db.tables
 
@@ -298,7 +301,7 @@ class SessionLifecycle:
             return int(count)
 
         if self.db.write(left, "count the user's sessions"):
-            self.store.shared_facts.drop_session(owner.namespace, owner.session_id, user_id)
+            self.shared_facts.drop_session(owner.namespace, owner.session_id, user_id)
             return
         self.store.fact_table.clear(user)
         self.store.vector_spaces.clear(user)

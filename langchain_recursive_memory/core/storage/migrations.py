@@ -44,8 +44,10 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import insert, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
+from ..errors import StoreError
 from ..events import Event, TurnNode
 from ..turn import Turn
 from .client import StoreClient
@@ -60,12 +62,13 @@ from .keys import (
 from .nodes import put as put_nodes
 from .records import StoredTurn, Summary
 from .repository import decoded
+from .schema import Tables
 from .sessions import ensure_user
 from .summaries import summary_row
 from .turns import turn_row
 
 if TYPE_CHECKING:
-    from .store import MemoryStore
+    from .parts import StoreParts
 
 __all__ = ["LEGACY_SPACE_RE", "LOG_SCHEMA", "Migration", "legacy_vector_collections", "migrate"]
 
@@ -80,6 +83,7 @@ LOG_SCHEMA = 3
 _PAGE = 5000  # records per Chroma read (its batch is about 5,461)
 _SETTING = "set_"
 _MARKER = "rb_"
+_NODE_HEAD = "head"  # a per-session record of development versions before 0.2.0 (skipped)
 
 
 @dataclass
@@ -120,7 +124,7 @@ def legacy_vector_collections(names: list[str], prefix: str) -> dict[str, list[s
     return out
 
 
-def migrate(store: MemoryStore, *, dry_run: bool = False) -> Migration:
+def migrate(store: StoreParts, *, dry_run: bool = False) -> Migration:
     """Bring ``store`` up to this release (see the module doc).
 
     Args:
@@ -163,6 +167,23 @@ def migrate(store: MemoryStore, *, dry_run: bool = False) -> Migration:
     return done
 
 
+def _rename(chroma: StoreClient, old: str, new: str) -> None:
+    """Rename a 0.1.0 vector collection (another process that just did is a success)."""
+    try:
+        chroma.call(
+            "rename a vector collection",
+            partial(lambda o, n: chroma.client.get_collection(o).modify(name=n), old, new),
+        )
+    except StoreError:
+        names = set(chroma.collection_names())
+        if old in names or new not in names:
+            raise
+        logger.info("vector collection %s was renamed to %s by another process", old, new)
+    else:
+        logger.info("migrated the vector collection %s to %s (0.1.0 naming)", old, new)
+    chroma.forget_collection(old)
+
+
 def _mark_moved(chroma: StoreClient, name: str) -> None:
     """Mark ``{prefix}_turns`` as moved (created empty when absent: a marker)."""
 
@@ -187,12 +208,7 @@ def _rename_vectors(chroma: StoreClient, prefix: str, names: list[str], done: Mi
             done.renamed.append((olds[0], new))
     if not done.dry_run:
         for old, new in done.renamed:
-            chroma.call(
-                "rename a vector collection",
-                partial(lambda o, n: chroma.client.get_collection(o).modify(name=n), old, new),
-            )
-            chroma.forget_collection(old)
-            logger.info("migrated the vector collection %s to %s (0.1.0 naming)", old, new)
+            _rename(chroma, old, new)
     for old, why in done.left:
         logger.warning(
             "vector collection %s (0.1.0 naming) was left as it is: %s; reindex() embeds "
@@ -239,16 +255,19 @@ def _legacy_summary(doc: str, meta: Mapping[str, Any]) -> Summary:
 class _LegacyLog:
     """The Chroma collections of a store written by 0.1.0 or 0.2.0 (see the module doc)."""
 
-    def __init__(self, store: MemoryStore, names: list[str]) -> None:
+    def __init__(self, store: StoreParts, names: list[str]) -> None:
         self.store = store
         self.chroma = store.chroma
         self.prefix = store.prefix
         self.names = set(names)
 
     def _all(
-        self, name: str, where: Mapping[str, Any] | None = None
+        self, name: str, where: Mapping[str, Any] | None = None, *, documents: bool = True
     ) -> list[tuple[str, dict[str, Any]]]:
-        """Every record (document, metadata) of a legacy collection (``where``: matching)."""
+        """Every record (document, metadata) of a legacy collection (``where``: matching).
+
+        ``documents=False``: the metadata only (the documents read as "").
+        """
         full = collection_name(self.prefix, name)
         if full not in self.names:
             return []
@@ -261,28 +280,41 @@ class _LegacyLog:
                 partial(
                     col.get,
                     where=dict(where) if where else None,
-                    include=["documents", "metadatas"],
+                    include=["documents", "metadatas"] if documents else ["metadatas"],
                     limit=_PAGE,
                     offset=offset,
                 ),
             )
-            docs, metas = got["documents"] or [], got["metadatas"] or []
+            metas = got["metadatas"] or []
+            docs = got["documents"] or [""] * len(metas)
             out += [(d or "", dict(m)) for d, m in zip(docs, metas, strict=True)]
             if len(metas) < _PAGE:
                 return out
             offset += _PAGE
 
     def sessions(self) -> dict[str, dict[str, Any]]:
-        """Every session the legacy store knows: by key, its record (or what its turns say)."""
+        """Every session the legacy store knows: by key, its record (or what its turns say).
+
+        Oldest first, as the earlier releases listed them (created, namespace, id): the
+        database lists its sessions in the order of their rows.
+        """
         found: dict[str, dict[str, Any]] = {}
-        for _, meta in self._all("sessions"):
+        for _, meta in self._all("sessions", documents=False):
             if "sk" in meta and "ns" in meta and "sid" in meta:
                 found[str(meta["sk"])] = meta
-        for _, meta in self._all("turns"):  # a session whose record a crash left unwritten
+        recordless: dict[str, dict[str, Any]] = {}  # sessions whose record a crash left out
+        for _, meta in self._all("turns", documents=False):
             key = meta.get("sk")
-            if key is not None and key not in found and "ns" in meta and "sid" in meta:
-                found[str(key)] = {"ns": meta["ns"], "sid": meta["sid"], "created": 0.0}
-        return found
+            if key is None or key in found or "ns" not in meta or "sid" not in meta:
+                continue
+            when = float(meta.get("created") or 0.0)
+            entry = recordless.setdefault(str(key), {"ns": meta["ns"], "sid": meta["sid"]})
+            entry["created"] = min(when, entry.get("created", when))
+        found.update(recordless)
+        order = sorted(
+            found, key=lambda k: (float(found[k].get("created") or 0.0), *_names(found[k]))
+        )
+        return {key: found[key] for key in order}
 
     def move(self, done: Migration) -> None:
         """Move every session the database does not hold yet (each in one transaction)."""
@@ -297,11 +329,17 @@ class _LegacyLog:
             owner = SessionOwner.of(str(meta["ns"]), str(meta["sid"]))
             rows = [r for r in self._all("turns", {"sk": skey}) if owner.owns(r[1])]
             turns = decoded("turn", rows, lambda r: _legacy_turn(*r))
-            done.sessions.append((owner.namespace, owner.session_id, len(turns)))
+            moved = (owner.namespace, owner.session_id, len(turns))
             if done.dry_run:
+                done.sessions.append(moved)
                 continue
             session = _LegacySession(self, owner, meta, turns, users)
-            self.store.db.write(session.write, f"move session {owner.session_id!r}")
+            if self.store.db.write(session.write, f"move session {owner.session_id!r}"):
+                done.sessions.append(moved)
+
+
+def _names(meta: Mapping[str, Any]) -> tuple[str, str]:
+    return str(meta["ns"]), str(meta["sid"])
 
 
 class _LegacySession:
@@ -326,13 +364,21 @@ class _LegacySession:
         self.node_rows = owned("hg_turns")
         self.event_rows = owned("hg_events")
         self.usage_rows = owned("usage")
+        self.users = users
         turns.sort(key=lambda s: (s.seq, s.id))
         self.old_seqs = [s.seq for s in turns]
+        self.summaries = self._summaries()
+        named: dict[str, int] = {}  # turn id -> the first version naming it
+        for version in self.summaries:
+            for turn_id in version.turn_ids:
+                named.setdefault(turn_id, version.version)
+        # A fold that crashed between writing its version and flagging the turns left
+        # them unflagged; the earlier release's reads left them out of the window all the
+        # same (its "repair_ids"): they are the naming version's.
         self.turns = [
-            StoredTurn(s.turn, i, s.tokens, s.encoding, s.folded_in)
+            StoredTurn(s.turn, i, s.tokens, s.encoding, s.folded_in or named.get(s.id, 0))
             for i, s in enumerate(turns, start=1)
         ]
-        self.users = users
 
     def _new_seq(self, old: int) -> int:
         """The new order key of the last turn ordered at or before old key ``old``."""
@@ -354,54 +400,65 @@ class _LegacySession:
             if k.startswith(_MARKER) and isinstance(v, str)
         }
 
-    def write(self, conn: Connection) -> None:
-        """Write the session into the database (the caller's transaction)."""
-        t = self.tables
-        owner, meta, stamp = self.owner, self.meta, self._stamp()
-        user_id = meta.get("uid") or stamp.get("uid")
+    def _row(self, stamp: Mapping[str, Any], indexed: bool) -> dict[str, Any]:
+        """The session's row (its head as the legacy store left it)."""
+        owner, meta = self.owner, self.meta
         settings = {k[len(_SETTING) :]: v for k, v in meta.items() if k.startswith(_SETTING)}
         markers = self._markers()
-        summaries = self._summaries()
-        nodes = decoded(
-            "turn node",
-            [r for r in self.node_rows if r[1].get("kind") != "head"],
-            lambda r: TurnNode.from_metadata(*r),
-        )
-        events = decoded("event", self.event_rows, lambda r: Event.from_metadata(*r))
         first = self.turns[0].turn.created_at if self.turns else None
         created = float(meta.get("created") or first or time.time())
-        newest = max((float(s.turn.created_at or 0.0) for s in self.turns), default=0.0)
-        written = (self.old_seqs[-1] / 1e9) if self.old_seqs else created
-        values = {
+        return {
             "ns": owner.namespace,
             "sid": owner.session_id,
             "skey": owner.key,
             "memory": str(stamp.get("memory") or settings.get("memory") or ""),
             "settings": json.dumps(settings) if settings else None,
             "created_at": created,
-            "written_at": written,
-            "newest_created": newest,
+            # The legacy order keys were the writers' clocks (ns): the last write's time.
+            "written_at": (self.old_seqs[-1] / 1e9) if self.old_seqs else created,
+            "newest_created": max((float(s.turn.created_at or 0.0) for s in self.turns), default=0),
             "last_seq": len(self.turns),
-            "version": summaries[-1].version if summaries else 0,
-            "indexed": 1 if (nodes or events) else 0,
+            "version": self.summaries[-1].version if self.summaries else 0,
+            "indexed": 1 if indexed else 0,
             "facts": 0,
             "generation": 0,
             "markers": json.dumps(markers) if markers else None,
         }
+
+    def write(self, conn: Connection) -> bool:
+        """Write the session into the database (the caller's transaction).
+
+        Returns:
+            False when the database holds the session already (another process moved it
+            meanwhile): nothing is written.
+        """
+        t = self.tables
+        stamp = self._stamp()
+        nodes = decoded(
+            "turn node",
+            [r for r in self.node_rows if r[1].get("kind") != _NODE_HEAD],
+            lambda r: TurnNode.from_metadata(*r),
+        )
+        events = decoded("event", self.event_rows, lambda r: Event.from_metadata(*r))
+        values = self._row(stamp, bool(nodes or events))
+        user_id = self.meta.get("uid") or stamp.get("uid")
         if user_id is not None:
-            user = str(user_id)
-            ukey = user_key(owner.namespace, user)
-            values.update(user_id=user, ukey=ukey)
-            since = float(self.users.get(ukey, {}).get("created") or created)
-            ensure_user(conn, t, UserOwner(owner.namespace, user, ukey), since)
-        stmt = insert(t.sessions).values(**values).returning(t.sessions.c.id)
-        row = conn.execute(stmt).scalar_one()
+            user = UserOwner(
+                self.owner.namespace, str(user_id), user_key(self.owner.namespace, str(user_id))
+            )
+            values.update(user_id=user.user_id, ukey=user.key)
+            since = float(self.users.get(user.key, {}).get("created") or values["created_at"])
+            ensure_user(conn, t, user, since)
+        row = _claim_row(conn, t, values)
+        if row is None:
+            return False
         if self.turns:
             conn.execute(insert(t.turns), [turn_row(row, s) for s in self.turns])
-        if summaries:
-            conn.execute(insert(t.summaries), [summary_row(row, s) for s in summaries])
+        if self.summaries:
+            conn.execute(insert(t.summaries), [summary_row(row, s) for s in self.summaries])
         put_nodes(conn, t, row, 1, nodes, events)
         self._usage(conn, row)
+        return True
 
     def _usage(self, conn: Connection, row: int) -> None:
         usage = [
@@ -420,3 +477,19 @@ class _LegacySession:
         ]
         if usage:
             conn.execute(insert(self.tables.usage), usage)
+
+
+def _claim_row(conn: Connection, t: Tables, values: Mapping[str, Any]) -> int | None:
+    """Insert the session's row unless the database holds it; its id (None: held)."""
+    s = t.sessions
+    if conn.execute(select(s.c.id).where(s.c.skey == values["skey"])).scalar() is not None:
+        return None
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    stmt = (
+        dialect.insert(s)
+        .values(**values)
+        .on_conflict_do_nothing(index_elements=[s.c.skey])
+        .returning(s.c.id)
+    )
+    found = conn.execute(stmt).scalar()
+    return int(found) if found is not None else None

@@ -134,6 +134,9 @@ class SessionState:
     Attributes:
         summary: The latest summary version, or None before the first fold.
         turns: The unfolded turns, oldest first.
+        repair_ids: Always empty since 0.3.0 (a fold marks its turns in its own
+            transaction); kept so that positional arguments mean what they did, until
+            0.4.0.
         question: The current question when it is folded already (the summary's
             ``question_id``, when no unfolded turn is a user message): shown verbatim
             while it is current.
@@ -142,6 +145,7 @@ class SessionState:
 
     summary: Summary | None
     turns: tuple[StoredTurn, ...]
+    repair_ids: tuple[str, ...] = ()
     question: StoredTurn | None = None
     head: SessionHead | None = None
 

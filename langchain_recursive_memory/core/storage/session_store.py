@@ -45,7 +45,9 @@ from .keys import EVENT_KIND, SessionOwner, UserOwner, kinds_filter, user_owned
 from .records import SessionHead, SessionState, StoredTurn, Summary, VectorRecord
 
 if TYPE_CHECKING:
-    from .store import MemoryStore
+    from .lifecycle import SessionLifecycle
+    from .parts import StoreParts
+    from .user_facts import UserFacts
 
 __all__ = [
     "SessionFacts",
@@ -61,16 +63,28 @@ class SessionStore:
     """One session of a store (see the module doc).
 
     Args:
-        store: The store.
+        store: The store's parts.
         namespace: The namespace.
         session_id: The session id.
+        shared_facts: The users' facts.
+        lifecycle: Whole sessions (its clear).
 
     Raises:
         InvalidInputError: For a bad namespace or session id.
     """
 
-    def __init__(self, store: MemoryStore, namespace: str, session_id: str) -> None:
+    def __init__(
+        self,
+        store: StoreParts,
+        namespace: str,
+        session_id: str,
+        *,
+        shared_facts: UserFacts,
+        lifecycle: SessionLifecycle,
+    ) -> None:
         self.store = store
+        self.shared_facts = shared_facts
+        self.lifecycle = lifecycle
         self.db = store.db
         self.t = store.db.tables
         self.key_owner = SessionOwner.of(namespace, session_id)
@@ -173,7 +187,7 @@ class SessionStore:
 
     def clear(self) -> None:
         """Delete everything stored for the session (see :meth:`.MemoryStore.clear`)."""
-        self.store.clear(self.namespace, self.session_id)
+        self.lifecycle.clear(self.namespace, self.session_id)
 
 
 class _Part:
@@ -327,7 +341,7 @@ class SessionSummaries(_Part):
             if asked is not None and not any(t.turn.role == "user" for t in turns):
                 found = log.by_ids(conn, self.t, head.row, [asked])
                 question = found[0] if found else None
-            return SessionState(latest, turns, question, head)
+            return SessionState(latest, turns, (), question, head)
 
         state: SessionState = self.db.read(read, "load the session")
         return state
@@ -388,7 +402,7 @@ class SessionFacts(_Part):
         user = session.user()
         if user is not None:
             owner = SessionOwner.of(session.namespace, session.session_id, user)
-            return session.store.shared_facts.upsert(owner, facts)
+            return session.shared_facts.upsert(owner, facts)
         owner = session.key_owner
         table = session.store.fact_table
         existing = {f.key: f for f in table.get(owner, table.ids(owner, facts))}
@@ -428,7 +442,7 @@ class SessionFacts(_Part):
         session = self.session
         user = session.user()
         if statements and user is not None:
-            session.store.shared_facts.drop_session(session.namespace, session.session_id, user)
+            session.shared_facts.drop_session(session.namespace, session.session_id, user)
         session.store.fact_table.clear(session.key_owner)
         self.db.write(lambda c: rows.bump_facts(c, self.t, session.key_owner), "drop facts")
 

@@ -35,6 +35,7 @@ from .database import Database, sqlite_url
 from .facts import FactTable
 from .keys import SessionOwner, UserOwner, validate_prefix
 from .lifecycle import SessionLifecycle
+from .parts import StoreParts
 from .migrations import Migration
 from .migrations import migrate as migrate_store
 from .records import SessionHead, SessionInfo, StoredTurn, Summary, UserInfo
@@ -138,10 +139,19 @@ class MemoryStore:
         self.chroma = StoreClient(client, retry, self.caches.collections)
         self.fact_table = FactTable(self.chroma, prefix)
         self.vector_spaces = VectorSpaces(self.chroma, prefix)
-        self.shared_facts = UserFacts(self)
-        self.lifecycle = SessionLifecycle(self)
+        self._parts = StoreParts(
+            self.db,
+            self.chroma,
+            prefix,
+            self.identity,
+            self.caches,
+            self.fact_table,
+            self.vector_spaces,
+        )
+        self.shared_facts = UserFacts(self._parts)
+        self.lifecycle = SessionLifecycle(self._parts, self.shared_facts)
         if not memory and migrate and not self.caches.migrated:  # an earlier release's store
-            migrate_store(self)
+            migrate_store(self._parts)
             self.caches.migrated = True
             self.lifecycle.purge()
 
@@ -161,7 +171,13 @@ class MemoryStore:
         Raises:
             InvalidInputError: For a bad namespace or session id.
         """
-        return SessionStore(self, namespace, session_id)
+        return SessionStore(
+            self._parts,
+            namespace,
+            session_id,
+            shared_facts=self.shared_facts,
+            lifecycle=self.lifecycle,
+        )
 
     def user(self, namespace: str, user_id: str) -> UserStore:
         """One user of the store: its sessions' heads, its facts, its rebuild markers.
@@ -240,7 +256,7 @@ class MemoryStore:
         Args:
             dry_run: Only report what would be done.
         """
-        return migrate_store(self, dry_run=dry_run)
+        return migrate_store(self._parts, dry_run=dry_run)
 
     # -- sessions ------------------------------------------------------------------------
 

@@ -39,7 +39,7 @@ from . import sessions as rows
 from .keys import SessionOwner, UserOwner
 
 if TYPE_CHECKING:
-    from .store import MemoryStore
+    from .parts import StoreParts
 
 __all__ = ["USER_LEASE_PERIOD", "USER_LEASE_WAIT", "UserFacts"]
 
@@ -56,10 +56,10 @@ class UserFacts:
     """The users' facts of one store (see the module doc).
 
     Args:
-        store: The store.
+        store: The store's parts.
     """
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: StoreParts) -> None:
         self.store = store
         self._locks = [threading.Lock() for _ in range(_USER_LOCKS)]
 

@@ -1,0 +1,227 @@
+"""Against a real PostgreSQL server: the log, folds, concurrency, isolation, failures.
+
+The server is the CI's (``LRM_TEST_DATABASE_URL``, started by .ci/run) or one of our own
+(:class:`LocalPostgres`, once per session). Every test writes under its own table prefix
+and drops its tables afterwards, so tests (and xdist workers) share one database.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from fakes import FactModel
+
+from langchain_recursive_memory.core import (
+    HybridMemory,
+    MemoryStore,
+    RecursiveMemory,
+    RetryPolicy,
+    StoreError,
+    Turn,
+)
+from langchain_recursive_memory.core.cache import StoreCaches
+from langchain_recursive_memory.core.storage import client as chroma_client
+from langchain_recursive_memory.core.storage.postgres import LocalPostgres, find_bindir
+
+pytestmark = pytest.mark.server
+
+FAST = RetryPolicy(attempts=2, initial_delay=0.0, timeout=5.0, cooldown=0.0)
+NS = "default"
+
+MakeStore = Callable[..., MemoryStore]
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """The CI's PostgreSQL (LRM_TEST_DATABASE_URL), or a throwaway one for the session."""
+    url = os.environ.get("LRM_TEST_DATABASE_URL")
+    if url:
+        yield url
+        return
+    if find_bindir() is None:
+        pytest.skip(
+            "PostgreSQL's binaries (initdb, postgres) are neither on PATH nor in "
+            "/usr/lib/postgresql/*/bin, and LRM_TEST_DATABASE_URL is not set"
+        )
+    with LocalPostgres() as server:
+        yield server.url
+
+
+@pytest.fixture
+def make_store(pg_url: str) -> Iterator[MakeStore]:
+    """Stores over the database, by default under one fresh prefix; their tables are dropped."""
+    default_prefix = f"t{uuid.uuid4().hex[:12]}"
+    made: list[MemoryStore] = []
+
+    def make(prefix: str = default_prefix, **kwargs: Any) -> MemoryStore:
+        kwargs.setdefault("database", pg_url)
+        store = MemoryStore(chroma_client.in_memory_client(), prefix=prefix, **kwargs)
+        made.append(store)
+        return store
+
+    yield make
+    dropped: set[str] = set()
+    for store in made:
+        if store.prefix not in dropped:
+            store.db.tables.metadata.drop_all(store.db.engine)
+            dropped.add(store.prefix)
+    for store in made:
+        store.close()
+
+
+def exchange(i: int) -> list[Turn]:
+    topics = ["weather", "football", "recipes", "music", "traffic", "gardening", "movies"]
+    topic = topics[i % len(topics)]
+    if i == 3:
+        question = "By the way, my locker code is 4471."
+    elif i == 20:
+        question = "Also: my home city is Trondheim."
+    else:
+        question = f"Let's chat about {topic} again, round {i}, Alice and Bob {i * 7}."
+    return [
+        Turn(role="user", text=question),
+        Turn(role="assistant", text=f"Sure, {topic} is a fine topic for round {i}."),
+    ]
+
+
+def hybrid(store: MemoryStore, session: str = "conv") -> HybridMemory:
+    return HybridMemory(
+        session, store=store, model=FactModel(), retry=FAST, max_tokens=600, max_summary_tokens=120
+    )
+
+
+def check_consistent(store: MemoryStore, session: str, expected: int) -> None:
+    """Every turn stored once, covered by exactly one summary version or still unfolded."""
+    log = store.turns(NS, session)
+    assert len(log) == expected
+    assert len({t.id for t in log}) == expected
+    versions = store.summaries(NS, session)
+    assert [v.version for v in versions] == list(range(1, len(versions) + 1))
+    named = [tid for v in versions for tid in v.turn_ids]
+    assert len(named) == len(set(named)), "a turn was folded twice"
+    window = {t.id for t in store.session(NS, session).summaries.load().turns}
+    assert window.isdisjoint(named)
+    assert window | set(named) == {t.id for t in log}, "a turn is neither folded nor unfolded"
+    if versions:
+        assert versions[-1].covered == len(named)
+
+
+def log_rows(store: MemoryStore, session: str) -> list[tuple[Any, ...]]:
+    return [
+        (t.id, t.seq, t.turn.role, t.turn.text, t.tokens, t.folded_in)
+        for t in store.turns(NS, session)
+    ]
+
+
+def test_a_long_conversation_is_logged_in_order_folds_and_reads_the_same_elsewhere(make_store):
+    store = make_store()
+    memory = hybrid(store)
+    expected: list[str] = []
+    for i in range(60):
+        turns = exchange(i)
+        memory.add(turns)
+        expected += [t.text for t in turns]
+        assert memory.context().tokens <= 600
+    log = store.turns(NS, "conv")
+    assert [t.turn.text for t in log] == expected
+    assert [t.seq for t in log] == list(range(1, 121))
+    assert [t.turn.role for t in log] == ["user", "assistant"] * 60
+    summaries = store.summaries(NS, "conv")
+    assert len(summaries) >= 2, "60 exchanges in 600 tokens must fold"
+    check_consistent(store, "conv", 120)
+    facts = {f.key: f.text for f in memory.facts()}
+    assert facts["user/locker_code"] == "The user's locker code is 4471."
+
+    # Another worker: its own store object and caches, the same database and prefix.
+    other = make_store(store.prefix, cache=StoreCaches())
+    assert log_rows(other, "conv") == log_rows(store, "conv")
+    assert other.summaries(NS, "conv") == summaries
+    assert other.latest_summary(NS, "conv") == memory.get_summary()
+    again = hybrid(other)
+    for query in (None, "What is my locker code?", "Which city is home?"):
+        mine, theirs = memory.context(query), again.context(query)
+        assert theirs.turns == mine.turns
+        assert theirs.summary == mine.summary
+        assert theirs.tokens == mine.tokens
+    assert {f.key: f.text for f in again.facts()} == facts
+    assert [s.session_id for s in other.sessions()] == ["conv"]
+
+
+def test_an_unreachable_database_fails_fast_naming_it_without_the_password():
+    client = chroma_client.in_memory_client()
+    url = "postgresql+psycopg://postgres:secret@127.0.0.1:1/nope"  # nothing listens on 1
+    start = time.monotonic()
+    with pytest.raises(StoreError) as info:
+        MemoryStore(client, database=url, prefix=f"t{uuid.uuid4().hex[:12]}")
+    elapsed = time.monotonic() - start
+    assert elapsed < 15, f"took {elapsed:.1f}s"
+    message = str(info.value)
+    assert "postgresql+psycopg://postgres:***@127.0.0.1:1/nope" in message
+    assert "secret" not in message
+    shown = "".join(traceback.format_exception(info.value))
+    assert "secret" not in shown.replace(url, ""), "the password leaks through the cause"
+
+
+@pytest.mark.parametrize("objects", ["one store", "a store per thread"])
+def test_concurrent_appends_to_one_session_are_each_stored_once_in_order(make_store, objects):
+    first = make_store()
+    stores = (
+        [first] * 4
+        if objects == "one store"
+        else [first] + [make_store(first.prefix, cache=StoreCaches()) for _ in range(3)]
+    )
+    barrier = threading.Barrier(4)
+    errors: list[BaseException] = []
+
+    def writer(w: int) -> None:
+        try:
+            memory = RecursiveMemory("shared", store=stores[w], retry=FAST, max_tokens=100_000)
+            barrier.wait()
+            for i in range(50):
+                memory.add(Turn(role="user", text=f"writer {w} turn {i}"), fold=False)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not any(t.is_alive() for t in threads), "a writer hangs"
+    assert errors == []
+
+    log = make_store(first.prefix, cache=StoreCaches()).turns(NS, "shared")
+    texts = [t.turn.text for t in log]
+    assert len(texts) == 200
+    assert sorted(texts) == sorted(f"writer {w} turn {i}" for w in range(4) for i in range(50))
+    assert [t.seq for t in log] == list(range(1, 201)), "gaps or duplicate order keys"
+    assert len({t.id for t in log}) == 200
+    for w in range(4):
+        mine = [int(x.rsplit(" ", 1)[1]) for x in texts if x.startswith(f"writer {w} ")]
+        assert mine == list(range(50)), f"writer {w}'s turns out of order"
+
+
+def test_two_prefixes_in_one_database_do_not_see_each_other(make_store):
+    a = make_store(f"a{uuid.uuid4().hex[:12]}")
+    b = make_store(f"b{uuid.uuid4().hex[:12]}")
+    RecursiveMemory("same", store=a, retry=FAST).add(Turn(role="user", text="alpha says hi"))
+    RecursiveMemory("same", store=b, retry=FAST).add(Turn(role="user", text="beta says hi"))
+    RecursiveMemory("only-b", store=b, retry=FAST).add(Turn(role="user", text="beta alone"))
+
+    assert [t.turn.text for t in a.turns(NS, "same")] == ["alpha says hi"]
+    assert [t.turn.text for t in b.turns(NS, "same")] == ["beta says hi"]
+    assert [s.session_id for s in a.sessions()] == ["same"]
+    assert sorted(s.session_id for s in b.sessions()) == ["only-b", "same"]
+    assert a.count_turns(NS, "only-b") == 0
+    assert a.turns(NS, "only-b") == []
+    # A clear in one prefix leaves the other's session of the same id alone.
+    a.clear(NS, "same")
+    assert a.sessions() == []
+    assert [t.turn.text for t in b.turns(NS, "same")] == ["beta says hi"]
