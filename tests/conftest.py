@@ -92,13 +92,37 @@ def chroma_server(tmp_path_factory):
         server.stop()
 
 
+@pytest.fixture(scope="session")
+def pg_url():
+    """The CI's PostgreSQL (LRM_TEST_DATABASE_URL, started by .ci/run), or one of our own."""
+    from langchain_recursive_memory.core.storage.postgres import LocalPostgres, find_bindir
+
+    url = os.environ.get("LRM_TEST_DATABASE_URL")
+    if url:
+        yield url
+        return
+    if find_bindir() is None:
+        pytest.skip(
+            "PostgreSQL's binaries (initdb, postgres) are neither on PATH nor in "
+            "/usr/lib/postgresql/*/bin, and LRM_TEST_DATABASE_URL is not set"
+        )
+    with LocalPostgres() as server:
+        yield server.url
+
+
 @pytest.fixture
-def server_store(chroma_server) -> MemoryStore:
-    """A store on the server, with a fresh collection prefix per test."""
+def server_store(chroma_server, pg_url):
+    """A store on the Chroma server and PostgreSQL, with a fresh prefix per test.
+
+    Its tables are dropped afterwards (tests and xdist workers share one database).
+    """
     import uuid
 
     host, port = chroma_server
-    return MemoryStore.http(host, port, prefix=f"t{uuid.uuid4().hex[:12]}")
+    store = MemoryStore.http(host, port, database=pg_url, prefix=f"t{uuid.uuid4().hex[:12]}")
+    yield store
+    store.db.tables.metadata.drop_all(store.db.engine)
+    store.close()
 
 
 def fact_record_id(store: MemoryStore, namespace: str, session_id: str, fact: Fact) -> str:
@@ -179,7 +203,9 @@ def chroma_records(store: MemoryStore, where: dict | None = None) -> dict[str, l
 
 def session_records(store: MemoryStore, sid: str) -> dict[str, int]:
     """How many records of session ``sid`` each table and each Chroma collection holds."""
-    counts = {name: sum(r.get("sid") == sid for r in rows) for name, rows in database_rows(store).items()}
+    counts = {
+        name: sum(r.get("sid") == sid for r in rows) for name, rows in database_rows(store).items()
+    }
     for name, rows in chroma_records(store, {"sid": sid}).items():
         counts[name] = len(rows)
     return counts

@@ -7,7 +7,6 @@ and drops its tables afterwards, so tests (and xdist workers) share one database
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import traceback
@@ -28,7 +27,6 @@ from langchain_recursive_memory.core import (
 )
 from langchain_recursive_memory.core.cache import StoreCaches
 from langchain_recursive_memory.core.storage import client as chroma_client
-from langchain_recursive_memory.core.storage.postgres import LocalPostgres, find_bindir
 
 pytestmark = pytest.mark.server
 
@@ -36,22 +34,6 @@ FAST = RetryPolicy(attempts=2, initial_delay=0.0, timeout=5.0, cooldown=0.0)
 NS = "default"
 
 MakeStore = Callable[..., MemoryStore]
-
-
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
-    """The CI's PostgreSQL (LRM_TEST_DATABASE_URL), or a throwaway one for the session."""
-    url = os.environ.get("LRM_TEST_DATABASE_URL")
-    if url:
-        yield url
-        return
-    if find_bindir() is None:
-        pytest.skip(
-            "PostgreSQL's binaries (initdb, postgres) are neither on PATH nor in "
-            "/usr/lib/postgresql/*/bin, and LRM_TEST_DATABASE_URL is not set"
-        )
-    with LocalPostgres() as server:
-        yield server.url
 
 
 @pytest.fixture

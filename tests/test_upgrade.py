@@ -1,4 +1,4 @@
-"""Upgrade from 0.1.0: today's code opens a store written by the 0.1.0 release.
+"""Upgrade from 0.1.0: this release opens a store written by the 0.1.0 release.
 
 ``tests/data/store-0.1.0`` was written by 0.1.0 (commit ``eadefe5``) with
 ``tests/data/make_store_0_1_0.py``, and ``expected.json`` beside it is what 0.1.0 read
@@ -6,40 +6,60 @@ back from it (see the script's docstring; the store is never regenerated with ne
 code). Each test works on a copy in ``tmp_path``: nothing is ever written into
 ``tests/data``.
 
+0.1.0 kept everything in Chroma. This release keeps the log (sessions, turns, summary
+versions, HiGMem's nodes and events, usage) in a database (SQLite, ``memory.sqlite3`` in
+the store's folder) and the facts and vectors in Chroma: the first open of the store
+moves each session into the database (:mod:`~langchain_recursive_memory.core.storage.
+migrations`), once, logged, resumable; ``lrm migrate --dry-run`` says what would move.
+
 Reads must equal what 0.1.0 read, with models that fail if called: opening a session and
-reading it needs no model call. Where today's API names a thing differently, the test
-maps it (and says so):
+reading it needs no model call. What legitimately changed is mapped here explicitly:
 
-* ``HiGMem.notes()`` is ``HiGMem.turn_nodes()`` today (``TurnNote`` is ``TurnNode``;
-  both old names are kept as aliases).
+* **Order keys.** 0.1.0 ordered turns by a nanosecond clock (``StoredTurn.seq``); the
+  database numbers a session's turns 1, 2, 3... in the order the log held them (0.1.0's
+  order key, then turn id). So the tests compare the order of the turns, with ``seq``
+  being each turn's position (:func:`renumbered`), never 0.1.0's values.
+* **``Summary.last_seq``** is in the new numbering: the ``seq`` of the last turn at or
+  before the old key (:func:`new_last_seq`). 0.1.0 recorded none (0, "unknown"), so it
+  stays 0.
+* **``folded_in``** (the version that folded each turn) is kept as 0.1.0 read it.
+* ``SessionState.repair_ids`` (turns a crashed fold named but left unflagged; 0.1.0 read
+  none here) is gone: the migration marks such turns folded by the version naming them.
+* ``HiGMem.notes()`` is ``HiGMem.turn_nodes()`` today (``TurnNote`` is ``TurnNode``).
 * Records have fields 0.1.0's had not; 0.1.0's fields must read the same and the new ones
-  their documented "unknown, a record of 0.1.0" values: ``Summary.last_seq`` 0,
-  ``passed_ids`` (), ``question_id`` None; ``Fact.stated_at`` 0.0, ``origins`` ();
-  ``SessionInfo.settings`` {} and ``user_id`` None.
+  their documented "unknown, a record of 0.1.0" values: ``Summary.passed_ids`` (),
+  ``question_id`` None; ``Fact.stated_at`` 0.0, ``origins`` (); ``SessionInfo.settings``
+  {} and ``user_id`` None.
 * 0.1.0 had no users and recorded no session settings: today reads none.
+* 0.1.0 named an embedder's vector collection ``{embedder}-d{dimension}``, today's
+  ``{embedder}``: the migration renames it, and the old vectors read the same under the
+  new name.
 
-One thing was renamed: 0.1.0 named an embedder's vector collection
-``{embedder}-d{dimension}``, today's ``{embedder}``; the migration of
-:mod:`~langchain_recursive_memory.core.storage.migrations` renames it the first time a
-process opens the store, and the old vectors read the same under the new name.
+The migration itself: it runs once (logged), a second open moves nothing, a dry run lists
+every session and changes nothing, the legacy ``lrm_turns`` collection is marked
+``lrm_schema=3`` (0.1.0 and 0.2.0 then refuse it) and keeps its records, and a migration
+that failed after some sessions moved resumes with every session there exactly once.
 
 Then ``add`` and ``fold`` keep working on the old sessions (a new summary version
 continues the old ones, a fact is updated again, HiGMem indexes the new turns, two old
-sessions join a user whose facts merge), and a fresh store object reads what the writing
-one reads.
+sessions join a user whose facts merge), and a store object with caches of its own (as a
+fresh process) reads what the writing one reads.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import shutil
+from bisect import bisect_right
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fakes import BagOfWordsEmbedder, FactModel, HiGMemModel, KeywordSummarizer
 from langchain_core.messages import messages_to_dict
+from sqlalchemy import func, select
 from typer.testing import CliRunner
 
 from langchain_recursive_memory import RecursiveSummaryChatMessageHistory
@@ -52,6 +72,10 @@ from langchain_recursive_memory.core import (
     RetryPolicy,
     Turn,
 )
+from langchain_recursive_memory.core.cache import StoreCaches
+from langchain_recursive_memory.core.errors import StoreError
+from langchain_recursive_memory.core.storage import migrations
+from langchain_recursive_memory.core.storage.client import StoreClient, persistent_client
 from llamaindex_higmem import RecursiveSummaryMemory
 
 FIXTURE = Path(__file__).parent / "data" / "store-0.1.0"
@@ -62,9 +86,10 @@ SPACE = "bagofwordsembedder-d16"  # the vector collection of 0.1.0's BagOfWordsE
 MIGRATED = "bagofwordsembedder"  # its name since 0.2.0 (the migration renames it)
 FAST = RetryPolicy(attempts=2, initial_delay=0.0, timeout=10.0, cooldown=0.0)
 BASE = 1761984000.0  # the fixture's turns were said from 2025-11-01 08:00 UTC on
+LEGACY = ("sessions", "summaries", "turns", "hg_turns", "hg_events", "usage")
 
 # The fields 0.1.0's records had; today's have these and more (checked separately).
-NEW_SUMMARY_FIELDS = {"last_seq": 0, "passed_ids": [], "question_id": None}
+NEW_SUMMARY_FIELDS = {"passed_ids": [], "question_id": None}
 NEW_FACT_FIELDS = {"stated_at": 0.0, "origins": []}
 
 
@@ -109,6 +134,18 @@ def stored_turn(s: Any) -> dict[str, Any]:
     }
 
 
+def renumbered(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """0.1.0's turns (as it read them, oldest first) with this release's order keys: 1..n."""
+    old = [t["seq"] for t in turns]
+    assert old == sorted(old), "0.1.0 read its turns in order-key order"
+    return [{**t, "seq": n} for n, t in enumerate(turns, start=1)]
+
+
+def new_last_seq(old: int, turns: list[dict[str, Any]]) -> int:
+    """An old ``last_seq`` in the new numbering: the seq of the last turn at or before it."""
+    return bisect_right([t["seq"] for t in turns], old) if old else 0
+
+
 def copy_fixture(target: Path) -> Path:
     shutil.copytree(FIXTURE, target)
     return target
@@ -147,13 +184,55 @@ def old_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def old_store(old_path: Path) -> MemoryStore:
-    """The read-only copy, opened once by today's code."""
+    """The read-only copy, opened (and so migrated) once by today's code."""
     return MemoryStore.persistent(old_path, prefix=PREFIX)
 
 
 @pytest.fixture
 def store_path(tmp_path: Path) -> Path:
     return copy_fixture(tmp_path / "store")
+
+
+def fresh(path: Path, **options: Any) -> MemoryStore:
+    """A store object with caches of its own: what a new process opens (and migrates)."""
+    return MemoryStore.persistent(path, prefix=PREFIX, cache=StoreCaches(), **options)
+
+
+def chroma_state(path: Path) -> dict[str, tuple[dict[str, Any], int]]:
+    """Each Chroma collection of the store at ``path``: its metadata and record count."""
+    client = persistent_client(path)
+    names = sorted(c if isinstance(c, str) else c.name for c in client.list_collections())
+    state = {}
+    for name in names:
+        col = client.get_collection(name)
+        state[name] = (dict(col.metadata or {}), col.count())
+    return state
+
+
+def database_sessions(store: MemoryStore) -> list[tuple[str, str]]:
+    """The sessions the database holds (namespace, id), by row."""
+    s = store.db.tables.sessions
+    query = select(s.c.ns, s.c.sid).order_by(s.c.id)
+    return [(r.ns, r.sid) for r in store.db.read(lambda c: c.execute(query).all())]
+
+
+def database_counts(store: MemoryStore) -> dict[str, int]:
+    """How many rows each table of the log holds."""
+    t = store.db.tables
+    tables = {
+        "sessions": t.sessions,
+        "turns": t.turns,
+        "summaries": t.summaries,
+        "turn_nodes": t.turn_nodes,
+        "events": t.events,
+        "usage": t.usage,
+    }
+    return {
+        name: store.db.read(
+            lambda c, tb=tb: c.execute(select(func.count()).select_from(tb)).scalar()
+        )
+        for name, tb in tables.items()
+    }
 
 
 # -- the fixture itself ---------------------------------------------------------------------
@@ -193,8 +272,10 @@ def test_sessions_activity_and_no_users_or_settings(old_store):
 def test_turns_read_the_same(old_store, key):
     expected = SESSIONS[key]
     turns = old_store.turns(*scope(key))
-    assert [stored_turn(s) for s in turns] == expected["turns"]
+    assert [stored_turn(s) for s in turns] == renumbered(expected["turns"])
     assert old_store.count_turns(*scope(key)) == expected["count_turns"]
+    head = old_store.session(*scope(key)).head()
+    assert head is not None and head.last_seq == len(expected["turns"])
 
 
 @pytest.mark.parametrize("key", list(SESSIONS))
@@ -204,16 +285,19 @@ def test_summaries_and_state_read_the_same(old_store, key):
     assert [old_fields(s, e) for s, e in zip(summaries, expected["summaries"], strict=True)] == (
         expected["summaries"]
     )
-    for summary in summaries:
+    for summary, was in zip(summaries, expected["summaries"], strict=True):
         assert {k: summary[k] for k in NEW_SUMMARY_FIELDS} == NEW_SUMMARY_FIELDS
+        # 0.1.0 recorded no last_seq (0: unknown): 0 in the new numbering too.
+        assert summary["last_seq"] == new_last_seq(was.get("last_seq", 0), expected["turns"]) == 0
     latest = old_store.latest_summary(*scope(key))
     assert (latest.version if latest else None) == expected["latest_summary_version"]
     state = old_store.session(*scope(key)).summaries.load()
+    # repair_ids (turns a crashed fold left unflagged) are gone: none here in 0.1.0 either.
+    assert expected["state"]["repair_ids"] == []
     assert {
         "summary_version": state.summary.version if state.summary else None,
         "unfolded_ids": [t.id for t in state.turns],
-        "repair_ids": list(state.repair_ids),
-    } == expected["state"]
+    } == {k: v for k, v in expected["state"].items() if k != "repair_ids"}
     assert state.question is None
 
 
@@ -264,7 +348,7 @@ def test_recursive_engines_read_the_same_without_a_model_call(old_store, key):
         "max_tokens": context.max_tokens,
         "hidden": context.hidden,
     } == expected["context"]
-    assert [stored_turn(s) for s in memory.turns()] == expected["turns"]
+    assert [stored_turn(s) for s in memory.turns()] == renumbered(expected["turns"])
     summary = memory.get_summary()
     assert (summary.version if summary else None) == expected["latest_summary_version"]
     assert [f.key for f in memory.facts()] == [f["key"] for f in expected["facts"]]
@@ -289,7 +373,7 @@ def test_higmem_events_and_turn_nodes_read_the_same_without_a_model_call(old_sto
     assert data(memory.events()) == expected["events"]
     # 0.1.0's notes() is turn_nodes() today.
     assert data(memory.turn_nodes()) == expected["nodes"]
-    assert [stored_turn(s) for s in memory.turns()] == expected["turns"]
+    assert [stored_turn(s) for s in memory.turns()] == renumbered(expected["turns"])
     assert data(memory.usage_by_purpose()) == expected["usage"]
     assert model.calls == embedder.calls == []
 
@@ -308,6 +392,184 @@ def test_old_facts_are_recalled_lexically_without_a_model_call(old_store):
     assert model.calls == []
 
 
+def test_the_adapters_read_the_same_messages(old_store):
+    model = Refuse()
+    history = RecursiveSummaryChatMessageHistory(
+        "lc-history", store=old_store, llm=model, **SESSIONS["default/lc-history"]["config"]
+    )
+    assert messages_to_dict(history.messages) == SESSIONS["default/lc-history"]["messages"]
+    memory = RecursiveSummaryMemory.from_defaults(
+        session_id="li-memory",
+        store=old_store,
+        llm=model,
+        token_limit=SESSIONS["default/li-memory"]["config"]["max_tokens"],
+    )
+    got = [m.model_dump(mode="json") for m in memory.get_all()]
+    assert got == SESSIONS["default/li-memory"]["messages"]
+    assert model.calls == []
+
+
+def test_the_command_line_lists_and_shows_old_sessions(old_path):
+    path = str(old_path)
+    runner = CliRunner(env={"COLUMNS": "200"})
+    listed = runner.invoke(app, ["--path", path, "sessions"])
+    assert listed.exit_code == 0, listed.output
+    for entry in SESSIONS.values():
+        assert entry["session_id"] in listed.output
+    shown = runner.invoke(app, ["--path", path, "show", "recursive"])
+    assert shown.exit_code == 0, shown.output
+    version = SESSIONS["default/recursive"]["latest_summary_version"]
+    assert f"Summary v{version} (llm)" in shown.output
+
+
+# -- the migration -----------------------------------------------------------------------------
+
+
+def test_the_first_open_moves_every_session_once_and_logs_it(store_path, caplog):
+    before = chroma_state(store_path)
+    with caplog.at_level(logging.INFO, logger="langchain_recursive_memory"):
+        store = fresh(store_path)
+    moved = [r.getMessage() for r in caplog.records if r.getMessage().startswith("moved ")]
+    turns = sum(len(e["turns"]) for e in SESSIONS.values())
+    assert len(moved) == 1, moved
+    assert moved[0].startswith(f"moved {len(SESSIONS)} sessions ({turns} turns) of the store ")
+    assert f"migrated the vector collection {PREFIX}_vec_{SPACE} to {PREFIX}_vec_{MIGRATED}" in (
+        caplog.text
+    )
+    assert (store_path / "memory.sqlite3").is_file()
+    assert sorted(database_sessions(store)) == sorted(scope(k) for k in SESSIONS)
+    assert database_counts(store) == {
+        "sessions": len(SESSIONS),
+        "turns": turns,
+        "summaries": sum(len(e["summaries"]) for e in SESSIONS.values()),
+        "turn_nodes": sum(len(e.get("nodes", [])) for e in SESSIONS.values()),
+        "events": sum(len(e.get("events", [])) for e in SESSIONS.values()),
+        "usage": EXPECTED["collections"][f"{PREFIX}_usage"],
+    }
+    # The legacy collections are left as they were, but for the log's marker and the
+    # renamed vector collection.
+    after = chroma_state(store_path)
+    assert after.pop(f"{PREFIX}_vec_{MIGRATED}") == before.pop(f"{PREFIX}_vec_{SPACE}")
+    assert after.pop(f"{PREFIX}_turns") == ({"lrm_schema": 3}, before.pop(f"{PREFIX}_turns")[1])
+    assert after == before
+
+
+def test_a_second_open_moves_nothing(store_path, caplog):
+    first = fresh(store_path)
+    counts = database_counts(first)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="langchain_recursive_memory"):
+        again = fresh(store_path)  # a new process: it checks again
+        done = again.migrate()
+    assert not done.needed and done.sessions == done.renamed == done.left == []
+    assert "moved" not in caplog.text and "migrated the vector collection" not in caplog.text
+    assert database_counts(again) == counts
+    assert again.migrate(dry_run=True).sessions == []
+
+
+def test_a_dry_run_lists_every_session_and_changes_nothing(store_path):
+    before = chroma_state(store_path)
+    store = fresh(store_path, migrate=False)
+    dry = store.migrate(dry_run=True)
+    assert dry.dry_run and dry.needed
+    assert sorted(dry.sessions) == sorted(
+        (*scope(key), len(entry["turns"])) for key, entry in SESSIONS.items()
+    )
+    assert dry.renamed == [(f"{PREFIX}_vec_{SPACE}", f"{PREFIX}_vec_{MIGRATED}")]
+    assert dry.left == []
+    assert database_sessions(store) == [] and store.sessions() == []
+    assert chroma_state(store_path) == before
+    assert store.migrate(dry_run=True).sessions == dry.sessions  # still all to move
+
+
+def test_the_legacy_log_is_marked_and_its_records_are_left(store_path):
+    store = fresh(store_path)
+    log = persistent_client(store_path).get_collection(f"{PREFIX}_turns")
+    assert (log.metadata or {}).get("lrm_schema") == migrations.LOG_SCHEMA == 3
+    assert log.count() == EXPECTED["collections"][f"{PREFIX}_turns"]
+    # 0.1.0 and 0.2.0 check a collection's lrm_schema before they use it, as today's
+    # client does for the collections it uses: the moved log is refused, naming its schema.
+    with pytest.raises(StoreError, match="lrm_schema=3"):
+        StoreClient(persistent_client(store_path)).collection(f"{PREFIX}_turns")
+    assert store.sessions()  # today's store reads the database
+
+
+def test_an_interrupted_migration_resumes_with_every_session_once(store_path, monkeypatch):
+    write = migrations._LegacySession.write
+    calls: list[str] = []
+
+    def failing(self: Any, conn: Any) -> None:
+        calls.append(self.owner.session_id)
+        write(self, conn)  # written, then the transaction fails: nothing of it stays
+        if len(calls) == 4:
+            raise StoreError("the database went away (simulated)")
+
+    monkeypatch.setattr(migrations._LegacySession, "write", failing)
+    with pytest.raises(StoreError, match="simulated"):
+        fresh(store_path)
+    partial_store = fresh(store_path, migrate=False)
+    assert len(database_sessions(partial_store)) == 3  # the fourth rolled back
+    assert (persistent_client(store_path).get_collection(f"{PREFIX}_turns").metadata or {}).get(
+        "lrm_schema"
+    ) == 2  # not marked: the move is not done
+    pending = partial_store.migrate(dry_run=True).sessions
+    assert len(pending) == len(SESSIONS) - 3
+    monkeypatch.setattr(migrations._LegacySession, "write", write)
+    store = fresh(store_path)
+    held = database_sessions(store)
+    assert sorted(held) == sorted(scope(k) for k in SESSIONS)  # each exactly once
+    for key, entry in SESSIONS.items():
+        assert [stored_turn(s) for s in store.turns(*scope(key))] == renumbered(entry["turns"])
+        assert [s.version for s in store.summaries(*scope(key))] == [
+            s["version"] for s in entry["summaries"]
+        ]
+    assert fresh(store_path).migrate().sessions == []
+
+
+def test_two_processes_migrating_at_once_move_each_session_once(store_path, monkeypatch):
+    init = migrations._LegacySession.__init__
+    other: list[migrations.Migration] = []
+
+    def racing(self: Any, *args: Any, **kwargs: Any) -> None:
+        if not other:  # meanwhile another process opens the store and moves it all
+            other.append(migrations.Migration())
+            other[0] = fresh(store_path, migrate=False).migrate()
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(migrations._LegacySession, "__init__", racing)
+    store = fresh(store_path, migrate=False)
+    done = store.migrate()  # no error: what the other moved is skipped
+    assert done.sessions == []
+    assert sorted(other[0].sessions) == sorted(
+        (*scope(key), len(entry["turns"])) for key, entry in SESSIONS.items()
+    )
+    assert sorted(database_sessions(store)) == sorted(scope(k) for k in SESSIONS)
+    assert database_counts(store)["turns"] == sum(len(e["turns"]) for e in SESSIONS.values())
+
+
+def test_two_processes_renaming_the_vector_collection_at_once(store_path, monkeypatch):
+    plan = migrations.legacy_vector_collections
+    other: list[migrations.Migration] = []
+
+    def racing(names: list[str], prefix: str) -> dict[str, list[str]]:
+        found = plan(names, prefix)
+        if not other:  # meanwhile another process opens the store and renames it
+            other.append(migrations.Migration())
+            other[0] = fresh(store_path, migrate=False).migrate()
+        return found
+
+    monkeypatch.setattr(migrations, "legacy_vector_collections", racing)
+    store = fresh(store_path)  # no error: the other process renamed it
+    assert other[0].renamed == [(f"{PREFIX}_vec_{SPACE}", f"{PREFIX}_vec_{MIGRATED}")]
+    names = {c.name for c in chromadb_names(store_path)}
+    assert f"{PREFIX}_vec_{SPACE}" not in names and f"{PREFIX}_vec_{MIGRATED}" in names
+    records = SESSIONS["default/hybrid-ada-1"]["vectors"][SPACE]
+    got = store.session("default", "hybrid-ada-1").vectors.by_ids(
+        MIGRATED, [r["id"] for r in records]
+    )
+    assert len(got) == len(records)
+
+
 def test_opening_migrates_the_vector_collection_once(store_path):
     names = {c.name for c in chromadb_names(store_path)}
     assert f"{PREFIX}_vec_{SPACE}" in names and f"{PREFIX}_vec_{MIGRATED}" not in names
@@ -320,19 +582,25 @@ def test_opening_migrates_the_vector_collection_once(store_path):
 
 def test_lrm_migrate_says_what_it_does_and_does_it_once(store_path):
     runner, path = CliRunner(env={"COLUMNS": "200"}), str(store_path)
+    before = chroma_state(store_path)
     dry = runner.invoke(app, ["--path", path, "migrate", "--dry-run"])
     assert dry.exit_code == 0, dry.output
+    for key, entry in SESSIONS.items():
+        namespace, session_id = scope(key)
+        line = f"Would move session {namespace}/{session_id} ({len(entry['turns'])} turns)"
+        assert line in dry.output
     assert f"Would rename {PREFIX}_vec_{SPACE} -> {PREFIX}_vec_{MIGRATED}" in dry.output
-    assert f"{PREFIX}_vec_{SPACE}" in {c.name for c in chromadb_names(store_path)}
+    assert chroma_state(store_path) == before
+    assert database_sessions(fresh(store_path, migrate=False)) == []
     done = runner.invoke(app, ["--path", path, "migrate"])
-    assert done.exit_code == 0 and f"Renamed {PREFIX}_vec_{SPACE}" in done.output
+    assert done.exit_code == 0, done.output
+    assert f"Renamed {PREFIX}_vec_{SPACE}" in done.output
+    assert "Moved session default/recursive (28 turns) into the database" in done.output
     again = runner.invoke(app, ["--path", path, "migrate"])
     assert again.exit_code == 0 and "Nothing to migrate" in again.output
 
 
 def test_a_legacy_collection_whose_new_name_exists_is_left_and_reported(store_path, caplog):
-    from langchain_recursive_memory.core.storage.client import persistent_client
-
     client = persistent_client(store_path)
     client.create_collection(f"{PREFIX}_vec_{MIGRATED}", embedding_function=None)
     with caplog.at_level("WARNING", logger="langchain_recursive_memory"):
@@ -345,8 +613,6 @@ def test_a_legacy_collection_whose_new_name_exists_is_left_and_reported(store_pa
 
 
 def chromadb_names(path: Path) -> list[Any]:
-    from langchain_recursive_memory.core.storage.client import persistent_client
-
     return list(persistent_client(path).list_collections())
 
 
@@ -379,36 +645,6 @@ def test_reindex_gives_old_facts_their_dense_rank_again(store_path):
     hits = memory.recall("What is my favourite tea?", k=3)
     fact = next(h for h in hits if h.kind == "fact")
     assert (fact.id, fact.dense_rank) == ("user/favourite_tea", 1)
-
-
-def test_the_adapters_read_the_same_messages(old_store):
-    model = Refuse()
-    history = RecursiveSummaryChatMessageHistory(
-        "lc-history", store=old_store, llm=model, **SESSIONS["default/lc-history"]["config"]
-    )
-    assert messages_to_dict(history.messages) == SESSIONS["default/lc-history"]["messages"]
-    memory = RecursiveSummaryMemory.from_defaults(
-        session_id="li-memory",
-        store=old_store,
-        llm=model,
-        token_limit=SESSIONS["default/li-memory"]["config"]["max_tokens"],
-    )
-    got = [m.model_dump(mode="json") for m in memory.get_all()]
-    assert got == SESSIONS["default/li-memory"]["messages"]
-    assert model.calls == []
-
-
-def test_the_command_line_lists_and_shows_old_sessions(old_path):
-    path = str(old_path)
-    runner = CliRunner(env={"COLUMNS": "200"})
-    listed = runner.invoke(app, ["--path", path, "sessions"])
-    assert listed.exit_code == 0, listed.output
-    for entry in SESSIONS.values():
-        assert entry["session_id"] in listed.output
-    shown = runner.invoke(app, ["--path", path, "show", "recursive"])
-    assert shown.exit_code == 0, shown.output
-    version = SESSIONS["default/recursive"]["latest_summary_version"]
-    assert f"Summary v{version} (llm)" in shown.output
 
 
 # -- writes: the old sessions keep working --------------------------------------------------
@@ -445,18 +681,18 @@ def assert_versions_continue(key: str, summaries: list[Any], turns: list[Any]) -
     folded = {t for s in summaries for t in s.turn_ids}
     for s in turns:
         assert (s.folded_in > 0) == (s.id in folded), s.id
-    old_turns = {t["id"]: t for t in expected["turns"]}
-    for s in turns:
-        if s.id in old_turns:
-            was = old_turns[s.id]
-            now = stored_turn(s)
-            assert {**now, "folded_in": was["folded_in"]} == was
-            assert was["folded_in"] in (0, now["folded_in"])
+    old_turns = renumbered(expected["turns"])
+    assert [stored_turn(s) for s in turns[: len(old_turns)]] == [
+        {**t, "folded_in": now.folded_in} for t, now in zip(old_turns, turns, strict=False)
+    ]  # the old turns first, in their order, numbered 1..n; the new ones after them
+    for was, now in zip(old_turns, turns, strict=False):
+        assert was["folded_in"] in (0, now.folded_in)
+    assert [s.seq for s in turns] == list(range(1, len(turns) + 1))
 
 
 def fresh_reads(path: Path, key: str) -> dict[str, Any]:
-    store = MemoryStore.persistent(path, prefix=PREFIX)
-    return reads(store, key)
+    """What a store object with caches of its own (a new process) reads of the session."""
+    return reads(fresh(path), key)
 
 
 def reads(store: MemoryStore, key: str) -> dict[str, Any]:
@@ -610,6 +846,6 @@ def test_two_old_sessions_join_a_user_and_their_facts_merge(store_path):
     assert city.source_turn_ids == ("h1-city", "h1-city2", "h2-city")
     for memory in memories.values():
         assert {f.key for f in memory.facts()} == set(facts)
-    fresh = MemoryStore.persistent(store_path, prefix=PREFIX)
-    assert data(fresh.user_facts("default", "ada")) == data(store.user_facts("default", "ada"))
-    assert [s.user_id for s in fresh.user_sessions("default", "ada")] == ["ada", "ada"]
+    other = fresh(store_path)
+    assert data(other.user_facts("default", "ada")) == data(store.user_facts("default", "ada"))
+    assert [s.user_id for s in other.user_sessions("default", "ada")] == ["ada", "ada"]
