@@ -209,3 +209,77 @@ def session_records(store: MemoryStore, sid: str) -> dict[str, int]:
     for name, rows in chroma_records(store, {"sid": sid}).items():
         counts[name] = len(rows)
     return counts
+
+
+class Requests:
+    """What a store asks of its database (statements) and of Chroma (calls), from now on.
+
+    Keys: ``"SELECT turns"``, ``"UPDATE sessions"``... (the verb and the table after the
+    store's prefix) and ``"chroma: <what>"``; :attr:`rows` counts the turns decoded.
+    """
+
+    def __init__(self, store: MemoryStore) -> None:
+        import re
+        from collections import Counter
+
+        from sqlalchemy import event
+
+        from langchain_recursive_memory.core.storage import turns
+
+        self.counts: Counter[str] = Counter()
+        self.rows = 0
+        prefix = re.escape(store.prefix + "_")
+        table = re.compile(rf"(?:FROM|INTO|UPDATE|JOIN)\s+\"?{prefix}(\w+)", re.IGNORECASE)
+
+        def sql(conn, cursor, statement, params, context, executemany):
+            verb = statement.split(None, 1)[0].upper()
+            if verb in ("BEGIN", "COMMIT", "ROLLBACK", "PRAGMA", "SAVEPOINT", "RELEASE"):
+                return
+            found = table.search(statement)
+            self.counts[f"{verb} {found.group(1) if found else '?'}"] += 1
+
+        event.listen(store.db.engine, "before_cursor_execute", sql)
+        self._undo = [lambda: event.remove(store.db.engine, "before_cursor_execute", sql)]
+        call = store.chroma.call
+
+        def chroma(what, fn):
+            self.counts[f"chroma: {what}"] += 1
+            return call(what, fn)
+
+        store.chroma.call = chroma
+        self._undo.append(lambda: setattr(store.chroma, "call", call))
+        decode = turns.stored_turn
+
+        def counted(row):
+            self.rows += 1
+            return decode(row)
+
+        turns.stored_turn = counted
+        self._undo.append(lambda: setattr(turns, "stored_turn", decode))
+
+    def clear(self) -> None:
+        self.counts.clear()
+        self.rows = 0
+
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def close(self) -> None:
+        """Stop counting (what was counted stays); a second close does nothing."""
+        for undo in reversed(self._undo):
+            undo()
+        self._undo = []
+
+
+@pytest.fixture
+def requests_of():
+    """``requests_of(store)`` starts counting a store's requests (undone after the test)."""
+    made: list[Requests] = []
+
+    def start(store: MemoryStore) -> Requests:
+        made.append(Requests(store))
+        return made[-1]
+
+    yield start
+    for r in reversed(made):
+        r.close()

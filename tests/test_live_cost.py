@@ -1,22 +1,22 @@
-"""A long conversation costs what a short one does per turn (issue 20).
+"""A long conversation costs what a short one does per turn (issues 20 and 33).
 
-The Chroma calls of an ``add`` and of the read that follows it (what a live chat does)
-are counted: they must not grow with the session, for every engine, with and without an
-embedder, and a user's other sessions must not cost a call each. A turn written by
-another process is seen by the next read (embedded and server stores, both engines).
-Timings are measured in ``benchmarks/live.py``, not here.
+The requests of an ``add`` and of the read that follows it (what a live chat does) are
+counted, database statements and Chroma calls alike, and so are the turns they read:
+they must not grow with the session, for every engine, with and without an embedder,
+and a user's other sessions must not cost a request each. A turn written by another
+process is seen by the next read (SQLite, and PostgreSQL with a Chroma server, both
+engines). Timings are measured in ``benchmarks/exchange.py``, not here.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
-from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import Requests
 from fakes import BagOfWordsEmbedder
 
 from langchain_recursive_memory.core import (
@@ -44,17 +44,9 @@ def exchange(i: int) -> list[Turn]:
     ]  # fmt: skip
 
 
-def counting(store: MemoryStore) -> Counter[str]:
-    """Count the store's Chroma calls by what they do (from now on)."""
-    calls: Counter[str] = Counter()
-    original = store.parts.repos.client.call
-
-    def call(what: str, fn: Callable[[], Any]) -> Any:
-        calls[what] += 1
-        return original(what, fn)
-
-    store.parts.repos.client.call = call  # type: ignore[method-assign]
-    return calls
+def counting(store: MemoryStore) -> Requests:
+    """Count the store's requests (statements and Chroma calls) from now on."""
+    return Requests(store)
 
 
 Engine = RecursiveMemory | HiGMem
@@ -86,15 +78,17 @@ def live_calls(kind: str, turns: int, embedder: Any) -> tuple[int, int]:
         done += 100
     read(memory, 0)  # this process has now seen the session
     calls = counting(store)
-    most_add = most_read = 0
+    most_add = most_read = rows = 0
     for i in range(done // 2, done // 2 + EXCHANGES):
         calls.clear()
         memory.add(exchange(i))
-        most_add = max(most_add, sum(calls.values()))
+        most_add = max(most_add, calls.total())
         calls.clear()
         read(memory, i)
-        most_read = max(most_read, sum(calls.values()))
-    return most_add, most_read
+        most_read = max(most_read, calls.total())
+        rows = max(rows, calls.rows)
+    calls.close()
+    return most_add, most_read, rows
 
 
 @pytest.mark.slow
@@ -104,8 +98,9 @@ def test_calls_of_an_add_and_a_read_do_not_grow_with_the_session(kind: str, embe
     embedder = BagOfWordsEmbedder() if embedded else None
     short = live_calls(kind, 100, embedder)
     long = live_calls(kind, 2000, embedder)
-    assert long[0] <= short[0], f"add: {short[0]} calls at 100 turns, {long[0]} at 2,000"
-    assert long[1] <= short[1], f"read: {short[1]} calls at 100 turns, {long[1]} at 2,000"
+    assert long[0] <= short[0], f"add: {short[0]} requests at 100 turns, {long[0]} at 2,000"
+    assert long[1] <= short[1], f"read: {short[1]} requests at 100 turns, {long[1]} at 2,000"
+    assert long[2] <= short[2], f"read: {short[2]} turns read at 100 turns, {long[2]} at 2,000"
 
 
 def user_read_calls(kind: str, sessions: int) -> int:
@@ -121,7 +116,8 @@ def user_read_calls(kind: str, sessions: int) -> int:
     read(memory, 1, **({"scope": "user"} if kind == "higmem" else {}))  # seen once
     calls = counting(store)
     read(memory, 2, **({"scope": "user"} if kind == "higmem" else {}))
-    return sum(calls.values())
+    calls.close()
+    return calls.total()
 
 
 @pytest.mark.parametrize("kind", ["hybrid", "higmem"])
@@ -134,7 +130,9 @@ import sys
 from langchain_recursive_memory.core import HiGMem, HybridMemory, MemoryStore, Turn
 kind, sid = sys.argv[1], sys.argv[2]
 if len(sys.argv) > 4:
-    store = MemoryStore.http(sys.argv[3], int(sys.argv[4]), prefix=sys.argv[5])
+    store = MemoryStore.http(
+        sys.argv[3], int(sys.argv[4]), prefix=sys.argv[5], database=sys.argv[6]
+    )
 else:
     store = MemoryStore.persistent(sys.argv[3])
 if kind == "higmem":
@@ -175,8 +173,8 @@ def test_a_turn_written_by_another_process_is_seen_by_the_next_read(kind: str, t
 @pytest.mark.server
 @pytest.mark.parametrize("kind", ["hybrid", "higmem"])
 def test_a_turn_written_by_another_process_is_seen_over_a_server(
-    kind: str, server_store: MemoryStore, chroma_server: tuple[str, int]
+    kind: str, server_store: MemoryStore, chroma_server: tuple[str, int], pg_url: str
 ):
     host, port = chroma_server
-    argv = [host, str(port), server_store.prefix]
+    argv = [host, str(port), server_store.prefix, pg_url]
     seen_after_another_process_writes(kind, server_store, argv)

@@ -526,6 +526,23 @@ def test_an_interrupted_migration_resumes_with_every_session_once(store_path, mo
     assert fresh(store_path).migrate().sessions == []
 
 
+def test_a_turn_whose_time_chroma_dropped_is_moved_at_its_write_time(store_path, caplog):
+    # 0.1.0 stored a NaN creation time as given; Chroma drops NaN metadata values.
+    log = persistent_client(store_path).get_collection(f"{PREFIX}_turns")
+    got = log.get(where={"tid": "r-03"}, include=["metadatas"])
+    (record,), (meta,) = got["ids"], got["metadatas"]
+    log.update(ids=[record], metadatas=[{"created": None}])
+    assert "created" not in log.get(ids=[record], include=["metadatas"])["metadatas"][0]
+    store = fresh(store_path)
+    turns = {s.id: s for s in store.turns("default", "recursive")}
+    assert turns["r-03"].turn.created_at == meta["seq"] / 1e9
+    expected = renumbered(SESSIONS["default/recursive"]["turns"])
+    assert [stored_turn(s) for s in turns.values()] == [
+        {**t, "created_at": meta["seq"] / 1e9} if t["id"] == "r-03" else t for t in expected
+    ]
+    assert "skipped a damaged turn record" not in caplog.text
+
+
 def test_two_processes_migrating_at_once_move_each_session_once(store_path, monkeypatch):
     init = migrations._LegacySession.__init__
     other: list[migrations.Migration] = []

@@ -497,6 +497,30 @@ def assert_fresh_reads_the_same(path: Path, store: MemoryStore, *keys: str) -> N
         assert reads(other, key) == reads(store, key), key
 
 
+def assert_a_fresh_memory_reads_the_same(path: Path, memory: Any, key: str) -> None:
+    """A memory over a store object with caches of its own reads what ``memory`` reads."""
+    namespace, session_id = scope(key)
+    engine = type(memory)
+    refuse = Refuse()
+    other = engine(
+        session_id,
+        store=fresh(path),
+        namespace=namespace,
+        model=refuse,
+        retry=FAST,
+        **SESSIONS[key]["config"],
+    )
+    mine, theirs = memory.context(), other.context()
+    assert (theirs.summary, [t.id for t in theirs.window], theirs.tokens) == (
+        mine.summary,
+        [t.id for t in mine.window],
+        mine.tokens,
+    )
+    assert [stored_turn(s) for s in other.turns()] == [stored_turn(s) for s in memory.turns()]
+    assert data(other.facts()) == data(memory.facts())
+    assert refuse.calls == []
+
+
 def assert_old_turns_first(key: str, turns: list[Any]) -> None:
     """The old turns come first, in their order, numbered 1..n; only ``folded_in`` may grow."""
     old = renumbered(SESSIONS[key]["turns"])
@@ -538,6 +562,7 @@ def test_a_recursive_session_folds_new_versions_after_the_old_ones(store_path):
     assert all((s.folded_in > 0) == (s.id in folded) for s in turns)
     assert memory.get_summary() == summaries[-1]
     assert_fresh_reads_the_same(store_path, store, key)
+    assert_a_fresh_memory_reads_the_same(store_path, memory, key)
 
 
 def test_a_hybrid_session_updates_an_old_fact(store_path):
@@ -568,6 +593,7 @@ def test_a_hybrid_session_updates_an_old_fact(store_path):
     hits = memory.recall("Which city is my home?", k=3)
     assert hits[0].id == "user/home_city" and hits[0].dense_rank is not None
     assert_fresh_reads_the_same(store_path, store, key)
+    assert_a_fresh_memory_reads_the_same(store_path, memory, key)
 
 
 def test_a_new_session_of_a_user_sees_the_users_facts(store_path):
