@@ -1,4 +1,4 @@
-"""The Chroma store: log order, durability, scoping, compare-and-set, crash repair."""
+"""The store: log order, durability, scoping, compare-and-set, one transaction per fold."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from langchain_recursive_memory.core import (
     Turn,
 )
 from langchain_recursive_memory.core.storage import default_path, session_key
-from langchain_recursive_memory.core.storage.summaries import summary_metadata
 
 NS = "default"
 
@@ -121,29 +120,27 @@ def test_commit_summary_is_compare_and_set(store):
     assert other.session(NS, "s").summaries.load().summary.fold_id == "winner"
 
 
-def test_a_crash_between_summary_and_flags_is_repaired(store):
+def test_a_fold_that_fails_mid_transaction_leaves_neither_version_nor_marks(store, monkeypatch):
+    """A version and the marks of its turns are one transaction: all or nothing."""
+    from langchain_recursive_memory.core import StoreError
+    from langchain_recursive_memory.core.storage import summaries
+
     ids = [s.id for s in put(store, "s", "a", "b", "c", "d")]
-    # Simulate a writer that died after writing version 1 and before flagging its turns.
-    skey = session_key(NS, "s")
-    crashed = _summary(1, (ids[0], ids[1]), "crashed")
-    store.client.get_collection(f"{store.prefix}_summaries").add(
-        ids=[f"{skey}:v:{1:010d}"],
-        documents=[crashed.text],
-        metadatas=[summary_metadata(crashed, "version")],
-        embeddings=[[0.0]],
-    )
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("the process died here")
+
+    monkeypatch.setattr(summaries, "mark_folded", crash)
+    session = store.session(NS, "s")
+    with pytest.raises((RuntimeError, StoreError)):
+        session.summaries.commit(_summary(1, (ids[0], ids[1]), "crashed"))
+    monkeypatch.undo()
     fresh = MemoryStore(store.client, prefix=store.prefix)
     state = fresh.session(NS, "s").summaries.load()
-    assert state.summary.version == 1
-    assert [t.turn.text for t in state.turns] == ["c", "d"]  # no turn shown twice
-    assert set(state.repair_ids) == {ids[0], ids[1]}
-    # The next fold writes the missing flags.
-    assert fresh.session(
-        _summary(2, (ids[2],), "next").namespace, _summary(2, (ids[2],), "next").session_id
-    ).summaries.commit(_summary(2, (ids[2],), "next"), state.repair_ids)
+    assert state.summary is None and [t.turn.text for t in state.turns] == ["a", "b", "c", "d"]
+    assert fresh.session(NS, "s").summaries.commit(_summary(1, (ids[0], ids[1]), "next"))
     flags = {t.turn.text: t.folded_in for t in fresh.turns(NS, "s")}
-    assert flags == {"a": 2, "b": 2, "c": 2, "d": 0}
-    assert fresh.session(NS, "s").summaries.load().repair_ids == ()
+    assert flags == {"a": 1, "b": 1, "c": 0, "d": 0}
 
 
 def test_concurrent_folds_in_threads_fold_each_turn_once(store):
@@ -191,32 +188,27 @@ def test_concurrent_folds_in_threads_fold_each_turn_once(store):
 
 
 def test_record_id_formats_are_pinned(store):
-    """Stored data is read back by these formats: changing one needs a new schema."""
+    """Chroma's records are read back by these formats: changing one needs a new schema."""
     from langchain_recursive_memory.core.storage import keys
 
     skey = session_key(NS, "s")
     assert keys.SCHEMA == 2
     assert len(skey) == 24 and skey != session_key("other", "s")
-    assert keys.turn_record_id(skey, "m1") == f"{skey}:t:m1"
-    assert keys.summary_version_id(skey, 12) == f"{skey}:v:0000000012"
-    assert keys.summary_hint_id(skey) == f"{skey}:current"
     assert keys.fact_record_id(skey, "ab") == f"{skey}:f:ab"
     ukey = keys.user_key(NS, "ada")
     assert keys.owned_fact_record_id(NS, "s", None, "ab") == f"{skey}:f:ab"
     assert keys.owned_fact_record_id(NS, "s", "ada", "ab") == f"{ukey}:uf:ab"
-    assert keys.turn_node_id(skey, "m1") == f"{skey}:n:m1"
-    assert keys.event_record_id(skey, "e1") == f"{skey}:e:e1"
     assert keys.window_vector_id(skey, 3, "m1") == f"{skey}:hw3:m1"
     assert keys.window_kind(3) == "hg_w3"
     assert keys.event_vector_id(skey, "e1") == f"{skey}:he:e1"
-    assert keys.session_record_id(skey) == skey
-    assert keys.new_usage_id().startswith("u:")
-    assert keys.open_filter(skey) == {"open": f"{skey}:1"}
     assert keys.kinds_filter(skey, ["turn"]) == {"skk": f"{skey}:turn"}
-    # The store writes records under exactly these ids.
+    # The session's row is keyed by exactly this key.
     store.session(NS, "s").turns.append([Turn(role="user", text="x", id="m1")], [5], "o200k_base")
-    turns = store.client.get_collection(f"{store.prefix}_turns")
-    assert turns.get(where={"sid": "s"}, include=[])["ids"] == [keys.turn_record_id(skey, "m1")]
+    assert store.session(NS, "s").head().row > 0
+    rows = store.db.read(
+        lambda c: c.execute(store.db.tables.sessions.select()).mappings().all()
+    )
+    assert [(r["skey"], r["ns"], r["sid"]) for r in rows] == [(skey, NS, "s")]
 
 
 def test_chroma_calls_retry_transient_failures_only():

@@ -1,8 +1,9 @@
-"""Every name the store writes, in one place: schema, owners, record ids, filter keys.
+"""Every name the store gives: owners and their keys, Chroma record ids and filters.
 
-Stored data is read back by these formats, so none of them may change without a new
-:data:`SCHEMA`. Record ids start with the session key (:func:`session_key`), a hash of
-namespace *and* session id, so equal session ids in two namespaces never meet.
+A session's key (:func:`session_key`) is a hash of namespace *and* session id, so equal
+session ids in two namespaces never meet: it is the session row's unique key in the
+database, and every Chroma record id of the session starts with it. Chroma's records are
+read back by these formats, so none of them may change without a new :data:`SCHEMA`.
 
 The builders take the session key (not the namespace and session id) so that a caller
 building many ids hashes the owner once.
@@ -11,18 +12,16 @@ Example:
     >>> skey = session_key("default", "s1")
     >>> skey
     'c138377a1bfbbf2dfdece3c1'
-    >>> turn_record_id(skey, "m-1")
-    'c138377a1bfbbf2dfdece3c1:t:m-1'
-    >>> summary_version_id(skey, 3)
-    'c138377a1bfbbf2dfdece3c1:v:0000000003'
+    >>> fact_record_id(skey, "9f2c")
+    'c138377a1bfbbf2dfdece3c1:f:9f2c'
     >>> window_vector_id(skey, 2, "m-1"), window_kind(2)
     ('c138377a1bfbbf2dfdece3c1:hw2:m-1', 'hg_w2')
     >>> kinds_filter(skey, ["turn", "fact"])
     {'skk': {'$in': ['c138377a1bfbbf2dfdece3c1:turn', 'c138377a1bfbbf2dfdece3c1:fact']}}
 
 A user (:class:`UserOwner`) has a key of its own (:func:`user_key`, hashed in another
-domain, so it never equals a session key); the user's own records (its facts, their
-vectors, its user record) are keyed by it and carry ``uo`` (user-owned), and every record
+domain, so it never equals a session key); the user's own records in Chroma (its facts
+and their vectors) are keyed by it and carry ``uo`` (user-owned), and every Chroma record
 of a session that belongs to a user carries ``uid`` and ``uk`` besides its session keys:
 
     >>> ukey = user_key("default", "ada")
@@ -49,47 +48,27 @@ from ..validation import check_text
 __all__ = [
     "DEFAULT_NAMESPACE",
     "EVENT_KIND",
-    "FACT_KIND",
     "MAX_ID_LENGTH",
-    "OPEN_FLAGS",
     "PREFIX_RE",
-    "REBUILD_TASKS",
     "SCHEMA",
     "SPACE_RE",
     "SessionOwner",
-    "TURN_KIND",
     "UserOwner",
     "VECTOR_COLLECTION_PREFIX",
     "collection_name",
-    "event_record_id",
     "event_vector_id",
     "fact_record_id",
-    "fold_lease_id",
-    "index_link_id",
     "kind_key",
     "kinds_filter",
-    "namespace_filter",
     "new_turn_id",
-    "new_usage_id",
-    "open_filter",
-    "open_key",
     "owned_fact_record_id",
-    "rebuild_key",
     "session_filter",
     "session_key",
-    "session_record_id",
-    "stamp_record_id",
-    "summary_hint_id",
-    "summary_version_id",
     "text_hash",
-    "turn_node_id",
-    "turn_record_id",
     "user_fact_record_id",
     "user_filter",
     "user_key",
     "user_owned",
-    "user_record_id",
-    "user_stamp_id",
     "validate_name",
     "validate_prefix",
     "validate_session",
@@ -122,18 +101,8 @@ SPACE_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,59}$")
 VECTOR_COLLECTION_PREFIX = "vec_"
 """Vector collections are named ``{prefix}_vec_{space}``."""
 
-TURN_KIND = "turn"
-"""The vector kind of a logged turn."""
-
-FACT_KIND = "fact"
-"""The vector kind of a fact."""
-
 EVENT_KIND = "hg_event"
 """The vector kind of a HiGMem event node."""
-
-REBUILD_TASKS = ("facts", "vectors", "nodes")
-"""What a rebuild re-derives; each running task leaves a marker on its session or user."""
-
 
 # -- validation -------------------------------------------------------------------------
 
@@ -240,64 +209,9 @@ def new_turn_id(seq: int) -> str:
     return f"{seq:019d}-{uuid.uuid4().hex[:8]}"
 
 
-def turn_record_id(skey: str, turn_id: str) -> str:
-    """Return the id of a turn's record in the turn log."""
-    return f"{skey}:t:{turn_id}"
-
-
-def summary_version_id(skey: str, version: int) -> str:
-    """Return the id of summary version ``version`` (zero-padded, so ids sort)."""
-    return f"{skey}:v:{version:010d}"
-
-
-def fold_lease_id(skey: str, epoch: int) -> str:
-    """Return the id of the session's fold lease for one lease period (``epoch``)."""
-    return f"{skey}:lease:{epoch}"
-
-
-def summary_hint_id(skey: str) -> str:
-    """Return the id of the session's ``current`` summary hint."""
-    return f"{skey}:current"
-
-
 def fact_record_id(skey: str, key_hash: str) -> str:
     """Return the id of a fact's record, from the fact's ``key_hash`` (also its vector's id)."""
     return f"{skey}:f:{key_hash}"
-
-
-def turn_node_id(skey: str, turn_id: str) -> str:
-    """Return the id of a HiGMem turn node."""
-    return f"{skey}:n:{turn_id}"
-
-
-def stamp_record_id(skey: str) -> str:
-    """Return the id of the session's stamp record (beside its summaries, see :mod:`.heads`)."""
-    return f"{skey}:stamp"
-
-
-def user_stamp_id(ukey: str) -> str:
-    """Return the id of the user's stamp record (beside the sessions' stamps, :mod:`.heads`)."""
-    return f"{ukey}:ustamp"
-
-
-def index_link_id(skey: str, number: int) -> str:
-    """Return the id of HiGMem index link ``number`` of a session (zero-padded, so ids sort)."""
-    return f"{skey}:h:{number:010d}"
-
-
-def event_record_id(skey: str, event_id: str) -> str:
-    """Return the id of a HiGMem event node."""
-    return f"{skey}:e:{event_id}"
-
-
-def session_record_id(skey: str) -> str:
-    """Return the id of the session's record in the session list (the key itself)."""
-    return skey
-
-
-def user_record_id(ukey: str) -> str:
-    """Return the id of the user's record in the user list (the key itself)."""
-    return ukey
 
 
 def user_fact_record_id(ukey: str, key_hash: str) -> str:
@@ -324,11 +238,6 @@ def owned_fact_record_id(
 def user_owned(ukey: str, record_id: str) -> bool:
     """Whether ``record_id`` is one of the user's own records (its facts and their vectors)."""
     return record_id.startswith(f"{ukey}:")
-
-
-def new_usage_id() -> str:
-    """Return a new id for a usage record (usage is append-only, never overwritten)."""
-    return f"u:{uuid.uuid4().hex}"
 
 
 # -- vector record ids and kinds --------------------------------------------------------
@@ -362,46 +271,9 @@ def session_filter(skey: str) -> dict[str, Any]:
     return {"sk": skey}
 
 
-def namespace_filter(namespace: str | None) -> dict[str, Any] | None:
-    """Return the filter of one namespace's records, or None (all namespaces).
-
-    Raises:
-        InvalidInputError: For anything but None or a valid namespace (a dict would be a
-            query operator, not a tenant).
-    """
-    return {"ns": validate_name("namespace", namespace)} if namespace is not None else None
-
-
-def rebuild_key(task: str) -> str:
-    """Return the metadata key of a running rebuild's marker (``"rb_facts"``...).
-
-    Raises:
-        InvalidInputError: For a task not in :data:`REBUILD_TASKS`.
-    """
-    if task not in REBUILD_TASKS:
-        raise InvalidInputError.for_value("task", task, f"must be one of {REBUILD_TASKS}")
-    return f"rb_{task}"
-
-
 def user_filter(ukey: str) -> dict[str, Any]:
     """Return the filter of every record of a user: its sessions' records and its own."""
     return {"uk": ukey}
-
-
-def open_key(skey: str, unfolded: bool) -> str:
-    """Return the ``open`` metadata value of a session's turn (unfolded or folded)."""
-    return f"{skey}:{1 if unfolded else 0}"
-
-
-def open_filter(skey: str) -> dict[str, Any]:
-    """Return the filter of the session's turns no summary has folded yet."""
-    return {"open": open_key(skey, True)}
-
-
-OPEN_FLAGS = {"v": "open", "h": "hopen"}
-"""The turn metadata key that says a turn is not yet named by a link of each chain: ``open``
-until a summary version folds it (``"v"``), ``hopen`` until a HiGMem index link names it
-(``"h"``). Both are written ``{skey}:1`` with every turn; each engine closes only its own."""
 
 
 def kind_key(skey: str, kind: str) -> str:

@@ -9,20 +9,33 @@ database; Chroma keeps the facts and the vectors, whose records are unchanged.
 first time a process opens the store (logged; ``lrm migrate`` runs it by hand, and
 ``--dry-run`` says what it would move):
 
-* each session moves in one transaction (its row, turns, summary versions, HiGMem nodes
-  and events, usage), so a migration that stops (a crash, a failed call) resumes where it
-  stopped: a session the database holds already is skipped;
-* its turns keep their ids, texts, times and which version folded them; their order keys
-  become 1, 2, 3... in the order the log held them (``seq``, then id), and each summary
-  version's ``last_seq`` follows;
-* HiGMem's nodes and events become the session's first indexing;
+* each session moves in one transaction (its row with its user, settings and rebuild
+  markers; its turns, summary versions, HiGMem nodes and events, usage), oldest first as
+  the earlier releases listed them, so a migration that stops (a crash, a failed call)
+  resumes where it stopped: a session the database holds already is skipped, and two
+  processes migrating at once move each session once (the row is insert-if-absent);
+* a session is found by its record or, when a crash left that unwritten, by its turns;
+* its turns keep their ids, texts, times and which version folded them (a turn that a
+  crashed fold named but left unflagged, which the earlier release's reads left out of
+  the window, is that version's); their order keys become 1, 2, 3... in the order the
+  log held them (``seq``, then id), and each summary version's ``last_seq`` follows (the
+  new key of the last turn at or before the old one; 0.1.0 recorded none: 0 stays 0);
+  a turn whose time Chroma dropped (0.1.0 stored NaN as given) gets its write time;
+* HiGMem's nodes and events become the session's first indexing (turns without a node
+  still wait to be indexed);
 * 0.1.0 vector collections (``{prefix}_vec_{embedder}-d{dimension}``) are renamed to
   ``{prefix}_vec_{embedder}`` where that name is free (others are left and reported:
-  vectors are derived, ``reindex()`` makes them again).
+  vectors are derived, ``reindex()`` makes them again); one that another process has
+  just renamed is a success.
+
+What is not moved: leases, the summary hints and stamps (the session's row is its head
+now), a user without a session, and a user's rebuild marker (a user rebuild that 0.2.0
+left unfinished starts over).
 
 The moved collections are left in Chroma, unread, and ``{prefix}_turns`` is marked
-``lrm_schema=3`` when every session has moved: an earlier release opening the store then
-stops with an error that names the schema, instead of reading a log that no longer grows.
+``lrm_schema=3`` when every session has moved: an earlier release that then reads or
+writes the log stops with an error that names the schema (it checks a collection's
+``lrm_schema`` before using it), instead of reading a log that no longer grows.
 (A new store gets the marker too.) To go back to 0.2.0, see ``docs/upgrading-0.3.md``.
 
 Example:
@@ -223,8 +236,12 @@ def _rename_vectors(chroma: StoreClient, prefix: str, names: list[str], done: Mi
 
 def _legacy_turn(doc: str, meta: Mapping[str, Any]) -> StoredTurn:
     payload = json.loads(str(meta["payload"])) if meta.get("payload") else {}
+    # 0.1.0 could store a NaN time, which Chroma drops: the turn is kept, at its write
+    # time (what a turn given no time gets; the order key was the writer's clock, in ns).
+    created = meta.get("created")
+    when = float(created) if created is not None else int(meta["seq"]) / 1e9
     turn = Turn.from_payload(
-        str(meta["role"]), doc, payload, turn_id=str(meta["tid"]), created_at=float(meta["created"])
+        str(meta["role"]), doc, payload, turn_id=str(meta["tid"]), created_at=when
     )
     return StoredTurn(
         turn, int(meta["seq"]), int(meta["tok"]), str(meta["enc"]), int(meta["folded"])
