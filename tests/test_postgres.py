@@ -207,3 +207,23 @@ def test_two_prefixes_in_one_database_do_not_see_each_other(make_store):
     a.clear(NS, "same")
     assert a.sessions() == []
     assert [t.turn.text for t in b.turns(NS, "same")] == ["beta says hi"]
+
+
+async def test_async_twins_use_psycopgs_async_driver(make_store: MakeStore) -> None:
+    from sqlalchemy import event
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    store = make_store()
+    memory = HybridMemory("async", store=store, max_tokens=400, max_summary_tokens=60, retry=FAST)
+    for i in range(30):
+        await memory.aadd(exchange(i))
+    engine = store.db._async_engine()
+    assert isinstance(engine, AsyncEngine) and engine.url.drivername == "postgresql+psycopg"
+    seen = []
+    event.listen(engine.sync_engine, "before_cursor_execute", lambda *a: seen.append(1))
+    await memory.aadd(exchange(30))
+    context = await memory.acontext("What about the weather?")
+    assert seen and context.tokens <= 400
+    again = make_store(cache=StoreCaches())
+    assert [t.id for t in again.turns(NS, "async")] == [t.id for t in await memory.aturns()]
+    await engine.dispose()

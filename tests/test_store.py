@@ -205,9 +205,7 @@ def test_record_id_formats_are_pinned(store):
     # The session's row is keyed by exactly this key.
     store.session(NS, "s").turns.append([Turn(role="user", text="x", id="m1")], [5], "o200k_base")
     assert store.session(NS, "s").head().row > 0
-    rows = store.db.read(
-        lambda c: c.execute(store.db.tables.sessions.select()).mappings().all()
-    )
+    rows = store.db.read(lambda c: c.execute(store.db.tables.sessions.select()).mappings().all())
     assert [(r["skey"], r["ns"], r["sid"]) for r in rows] == [(skey, NS, "s")]
 
 
@@ -254,3 +252,33 @@ def test_chroma_calls_retry_transient_failures_only():
     with pytest.raises(RecursiveMemoryError) as info2:
         chroma.call("write", ours)
     assert info2.value is own
+
+
+async def test_async_twins_do_their_database_io_on_the_loop(tmp_path):
+    """With an async driver (aiosqlite here, psycopg for PostgreSQL) the async shell does
+    its database I/O on the event loop: the sync engine runs no statement meanwhile."""
+    from sqlalchemy import event
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    store = MemoryStore.persistent(tmp_path)
+    memory = RecursiveMemory("s", store=store, max_tokens=300, max_summary_tokens=60)
+    counts = {"sync": 0, "async": 0}
+
+    def counter(name):
+        def count(*args):
+            counts[name] += 1
+
+        return count
+
+    event.listen(store.db.engine, "before_cursor_execute", counter("sync"))
+    for i in range(30):
+        await memory.aadd([Turn(role="user", text=f"Message {i} about the garden.")])
+    context = await memory.acontext()
+    engine = store.db._async_engine()
+    assert isinstance(engine, AsyncEngine)
+    event.listen(engine.sync_engine, "before_cursor_execute", counter("async"))
+    await memory.aadd([Turn(role="user", text="One more.")])
+    await memory.acontext()
+    assert counts["async"] > 0 and counts["sync"] == 0, counts
+    assert context.tokens <= 300 and store.count_turns(NS, "s") == 31
+    assert (await memory.aturns())[-1].turn.text == "One more."

@@ -498,11 +498,12 @@ def test_an_interrupted_migration_resumes_with_every_session_once(store_path, mo
     write = migrations._LegacySession.write
     calls: list[str] = []
 
-    def failing(self: Any, conn: Any) -> None:
+    def failing(self: Any, conn: Any) -> bool:
         calls.append(self.owner.session_id)
-        write(self, conn)  # written, then the transaction fails: nothing of it stays
+        moved = write(self, conn)  # written, then the transaction fails: nothing stays
         if len(calls) == 4:
             raise StoreError("the database went away (simulated)")
+        return moved
 
     monkeypatch.setattr(migrations._LegacySession, "write", failing)
     with pytest.raises(StoreError, match="simulated"):
@@ -515,6 +516,8 @@ def test_an_interrupted_migration_resumes_with_every_session_once(store_path, mo
     pending = partial_store.migrate(dry_run=True).sessions
     assert len(pending) == len(SESSIONS) - 3
     monkeypatch.setattr(migrations._LegacySession, "write", write)
+    resumed = fresh(store_path, migrate=False).migrate()
+    assert sorted(resumed.sessions) == sorted(pending)  # the rest, and only the rest
     store = fresh(store_path)
     held = database_sessions(store)
     assert sorted(held) == sorted(scope(k) for k in SESSIONS)  # each exactly once
@@ -546,11 +549,12 @@ def test_a_turn_whose_time_chroma_dropped_is_moved_at_its_write_time(store_path,
 def test_two_processes_migrating_at_once_move_each_session_once(store_path, monkeypatch):
     init = migrations._LegacySession.__init__
     other: list[migrations.Migration] = []
+    raced: list[bool] = []
 
     def racing(self: Any, *args: Any, **kwargs: Any) -> None:
-        if not other:  # meanwhile another process opens the store and moves it all
-            other.append(migrations.Migration())
-            other[0] = fresh(store_path, migrate=False).migrate()
+        if not raced:  # meanwhile another process opens the store and moves it all
+            raced.append(True)
+            other.append(fresh(store_path, migrate=False).migrate())
         init(self, *args, **kwargs)
 
     monkeypatch.setattr(migrations._LegacySession, "__init__", racing)
@@ -567,12 +571,13 @@ def test_two_processes_migrating_at_once_move_each_session_once(store_path, monk
 def test_two_processes_renaming_the_vector_collection_at_once(store_path, monkeypatch):
     plan = migrations.legacy_vector_collections
     other: list[migrations.Migration] = []
+    raced: list[bool] = []
 
     def racing(names: list[str], prefix: str) -> dict[str, list[str]]:
         found = plan(names, prefix)
-        if not other:  # meanwhile another process opens the store and renames it
-            other.append(migrations.Migration())
-            other[0] = fresh(store_path, migrate=False).migrate()
+        if not raced:  # meanwhile another process opens the store and renames it
+            raced.append(True)
+            other.append(fresh(store_path, migrate=False).migrate())
         return found
 
     monkeypatch.setattr(migrations, "legacy_vector_collections", racing)

@@ -56,11 +56,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, messag
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from sqlalchemy import select
+from typer.testing import CliRunner
 
 from langchain_recursive_memory import (
     RecursiveMemoryMiddleware,
     RecursiveSummaryChatMessageHistory,
 )
+from langchain_recursive_memory.cli import app
 from langchain_recursive_memory.core import (
     HiGMem,
     HybridMemory,
@@ -183,10 +185,9 @@ def old_store(old_path: Path) -> MemoryStore:
     return fresh(old_path)
 
 
-@pytest.fixture(scope="module")
-def vectors(old_store: MemoryStore, old_path: Path) -> dict[str, list[dict[str, Any]]]:
+def vector_records(path: Path) -> dict[str, list[dict[str, Any]]]:
     """Every record of each vector collection, read with chromadb (as the script did)."""
-    client = persistent_client(old_path)
+    client = persistent_client(path)
     names = sorted(c if isinstance(c, str) else c.name for c in client.list_collections())
     out: dict[str, list[dict[str, Any]]] = {}
     for name in names:
@@ -210,6 +211,12 @@ def vectors(old_store: MemoryStore, old_path: Path) -> dict[str, list[dict[str, 
             )
         ]
     return out
+
+
+@pytest.fixture(scope="module")
+def vectors(old_store: MemoryStore, old_path: Path) -> dict[str, list[dict[str, Any]]]:
+    """The vector records of the migrated read-only copy."""
+    return vector_records(old_path)
 
 
 def owned_by(records: dict[str, list[dict[str, Any]]], **owner: Any) -> dict[str, Any]:
@@ -423,6 +430,51 @@ def test_a_dry_run_lists_every_session_and_changes_nothing(store_path):
     assert store.sessions() == [] and store.users() == []
     log = persistent_client(store_path).get_collection(f"{PREFIX}_turns")
     assert (log.metadata or {}).get("lrm_schema") == 2
+
+
+def test_lrm_migrate_dry_run_says_what_would_move_and_the_listings_follow(store_path):
+    runner, path = CliRunner(env={"COLUMNS": "200"}), str(store_path)
+    dry = runner.invoke(app, ["--path", path, "migrate", "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    for key, entry in SESSIONS.items():
+        namespace, session_id = scope(key)
+        line = f"Would move session {namespace}/{session_id} ({len(entry['turns'])} turns)"
+        assert line in dry.output
+    assert "rename" not in dry.output.lower()  # 0.2.0 named its vector collections so
+    assert fresh(store_path, migrate=False).sessions() == []  # nothing moved
+    listed = runner.invoke(app, ["--path", path, "sessions"])  # opening moves them
+    assert listed.exit_code == 0, listed.output
+    for entry in SESSIONS.values():
+        assert entry["session_id"] in listed.output
+    users = runner.invoke(app, ["--path", path, "users"])
+    assert users.exit_code == 0, users.output
+    assert "ada" in users.output and "bo" in users.output
+    again = runner.invoke(app, ["--path", path, "migrate"])
+    assert again.exit_code == 0 and "Nothing to migrate" in again.output
+
+
+def test_a_cleared_session_and_a_forgotten_user_stay_gone(store_path):
+    store = fresh(store_path)
+    store.clear("default", "hybrid-ada-1")
+    assert store.forget_user("default", "ada") == ["ada-trip", "ada-home"]
+    other = fresh(store_path)  # a new process: nothing comes back from the legacy log
+    gone = {("default", "hybrid-ada-1"), ("default", "ada-trip"), ("default", "ada-home")}
+    left = {(s.namespace, s.session_id) for s in other.sessions()}
+    assert left == {scope(k) for k in SESSIONS} - gone
+    assert [(u.namespace, u.user_id) for u in other.users()] == [
+        ("tenant-b", "ada"),
+        ("default", "bo"),
+    ]
+    assert other.turns("default", "hybrid-ada-1") == [] and other.user_facts("default", "ada") == []
+    assert data(other.user_facts("tenant-b", "ada")) == USERS["tenant-b/ada"]["facts"]
+    facts = persistent_client(store_path).get_collection(f"{PREFIX}_facts").get()["metadatas"]
+    assert not [m for m in facts if m.get("ns") == "default" and m.get("uid") == "ada"]
+    assert not [m for m in facts if (m.get("ns"), m.get("sid")) in gone]
+    now = vector_records(store_path)
+    for key in SESSIONS:
+        mine = owned_by(now, namespace=scope(key)[0], session_id=scope(key)[1], user_owned=False)
+        assert mine == ({SPACE: []} if scope(key) in gone else SESSIONS[key]["vectors"]), key
+    assert owned_by(now, namespace="default", user_id="ada", user_owned=True) == {SPACE: []}
 
 
 def test_a_fold_that_a_crash_left_unflagged_stays_folded(store_path):

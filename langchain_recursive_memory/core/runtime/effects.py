@@ -36,6 +36,7 @@ from typing import Any, Generic, TypeVar, cast
 
 __all__ = [
     "INLINE",
+    "ON_LOOP",
     "EmbedCall",
     "Gather",
     "ModelCall",
@@ -46,6 +47,7 @@ __all__ = [
     "embed_query",
     "first_error",
     "gather",
+    "on_loop",
     "store_call",
 ]
 
@@ -53,11 +55,30 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+ON_LOOP = "lrm_on_loop"
+"""The attribute that marks a store method whose only I/O is the database's: the async
+shell runs it on the event loop, the database's async driver awaiting its I/O (SQLAlchemy's
+greenlet bridge), instead of in a worker thread (:func:`on_loop`)."""
+
+
+def on_loop(fn: Callable[..., T]) -> Callable[..., T]:
+    """Mark a store method whose only I/O is the database's (see :data:`ON_LOOP`)."""
+    setattr(fn, ON_LOOP, True)
+    return fn
+
+
 @dataclass(frozen=True, slots=True)
 class StoreCall(Generic[T]):
-    """A blocking store call (run directly, or in a worker thread by the async shell)."""
+    """A blocking store call (run directly; by the async shell in a worker thread, or on
+    the event loop when the call is marked :func:`on_loop`)."""
 
     fn: Callable[[], T]
+
+    @property
+    def on_loop(self) -> bool:
+        """Whether the call's only I/O is the database's (:func:`on_loop`)."""
+        fn = getattr(self.fn, "func", self.fn)
+        return bool(getattr(fn, ON_LOOP, False))
 
 
 @dataclass(frozen=True, slots=True)

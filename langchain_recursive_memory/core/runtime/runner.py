@@ -46,6 +46,8 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Generic, TypeVar, cast
 
+from sqlalchemy.util.concurrency import greenlet_spawn
+
 from ..errors import EmbeddingError, ModelError, ModelOutputError, ModelTimeoutError
 from ..models import Embedder, TextModel, check_vectors, offers_json
 from ..tokenizer import TokenCounter
@@ -285,6 +287,8 @@ class Runner:
         self, effect: StoreCall[Any] | ModelCall[Any] | EmbedCall, spend: _Spend
     ) -> Any:
         if isinstance(effect, StoreCall):
+            if effect.on_loop:  # the database's async driver awaits on this loop
+                return await greenlet_spawn(effect.fn)
             return await asyncio.to_thread(effect.fn)
         if isinstance(effect, ModelCall):
             return await self._acomplete(effect, spend)

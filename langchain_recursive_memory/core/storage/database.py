@@ -21,7 +21,10 @@ compare-and-set, so running it again is safe. A failure that is not transient, o
 that lasts, raises :class:`~..errors.StoreError` naming the database with its password
 masked. ``aread``/``awrite`` are the async twins: with an async driver (``aiosqlite``,
 ``psycopg``) they run the same function on SQLAlchemy's async engine (real async I/O),
-otherwise in a worker thread.
+otherwise in a worker thread. A store method marked
+:func:`~..runtime.effects.on_loop` that an async shell runs on its event loop reaches
+:meth:`read`/:meth:`write` inside SQLAlchemy's greenlet bridge: they await the async
+engine there, so the engines' ``aadd``/``acontext``... do their database I/O on the loop.
 
 Example:
     >>> from sqlalchemy import select
@@ -50,6 +53,7 @@ from sqlalchemy.engine import URL, Connection
 from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
+from sqlalchemy.util.concurrency import await_only, in_greenlet
 
 from ..errors import ConfigurationError, RecursiveMemoryError, StoreError
 from ..runtime.retry import Retrying, RetryPolicy
@@ -177,6 +181,10 @@ class Database:
         return self._run(fn, True, what)
 
     def _run(self, fn: Callable[[Connection], T], write: bool, what: str) -> T:
+        if in_greenlet() and self._async_engine() is not None:
+            # An async shell's store call on its event loop (runtime.effects.on_loop):
+            # the async driver awaits the I/O there.
+            return await_only(self._arun(fn, write, what))
         retrying = Retrying(self.retry, partial(self._error, what), _transient)
         while True:
             try:

@@ -31,6 +31,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.engine import Connection
 
 from ..errors import ConfigurationError, InvalidInputError
+from ..runtime.effects import on_loop
 from ..events import Event, TurnNode
 from ..facts import Fact, merge_fact
 from ..turn import Turn, turn_list
@@ -106,6 +107,7 @@ class SessionStore:
 
         return self.db.read(run, what)
 
+    @on_loop
     def head(self) -> SessionHead | None:
         """The session's head (None: nothing stored), one statement."""
         return self.db.read(lambda c: rows.read_head(c, self.t, self.key), "read a session")
@@ -116,10 +118,12 @@ class SessionStore:
         """The session's owner, with its user (recorded, or bound in this process)."""
         return SessionOwner.of(self.namespace, self.session_id, self.user())
 
+    @on_loop
     def user(self) -> str | None:
         """The user the session belongs to: recorded, or bound in this process; or None."""
         return self.recorded_user() or self.store.caches.users.get(self._bound_key())
 
+    @on_loop
     def recorded_user(self) -> str | None:
         """The user the session's row names (None: none, or no row)."""
         head = self.head()
@@ -132,6 +136,7 @@ class SessionStore:
         """Take the session as ``user_id``'s in this process (its first write records it)."""
         self.store.caches.users.put(self._bound_key(), user_id)
 
+    @on_loop
     def join_user(self, user_id: str) -> None:
         """Record that the session belongs to ``user_id`` (fixed once recorded).
 
@@ -152,11 +157,13 @@ class SessionStore:
 
     # -- usage, settings, markers, the whole session --------------------------------------
 
+    @on_loop
     def add_usage(self, records: Sequence[UsageRecord]) -> None:
         """Append usage records (LLM calls and tokens of memory upkeep)."""
         if records:
             self.db.write(lambda c: usage_rows.add(c, self.t, records), "write usage")
 
+    @on_loop
     def usage(self) -> dict[str, Usage]:
         """The session's upkeep spend, per purpose (``"fold"``, ``"higmem-index"``...)."""
 
@@ -166,10 +173,12 @@ class SessionStore:
         result: dict[str, Usage] = self._read("read usage", read)
         return result
 
+    @on_loop
     def describe(self, settings: Mapping[str, str | int | float]) -> None:
         """Record how the session's memory was made (``memory``, ``max_tokens``...)."""
         self.db.write(lambda c: rows.describe(c, self.t, self.key_owner, settings), "describe")
 
+    @on_loop
     def settings(self) -> dict[str, Any]:
         """How the session's memory was made (empty: unknown)."""
         found: dict[str, Any] = self.db.read(
@@ -177,10 +186,12 @@ class SessionStore:
         )
         return found
 
+    @on_loop
     def marker(self, task: str) -> Any:
         """The progress a running rebuild of ``task`` recorded (None: none is running)."""
         return self.db.read(lambda c: rows.marker(c, self.t, self.key_owner, task), "read")
 
+    @on_loop
     def set_marker(self, task: str, progress: Any) -> None:
         """Record a running rebuild's progress (JSON), or with None that it finished."""
         self.db.write(lambda c: rows.set_marker(c, self.t, self.key_owner, task, progress), "mark")
@@ -202,6 +213,7 @@ class _Part:
 class SessionTurns(_Part):
     """The session's turn log (the source of truth)."""
 
+    @on_loop
     def append(
         self,
         turns: Sequence[Turn],
@@ -262,15 +274,18 @@ class SessionTurns(_Part):
         found: list[StoredTurn] = self.session._read(what, read)
         return found
 
+    @on_loop
     def all(self) -> list[StoredTurn]:
         """Every logged turn of the session, oldest first (folded or not)."""
         return self._rows("read the log", lambda c, r: log.log(c, self.t, r))
 
+    @on_loop
     def by_ids(self, turn_ids: Iterable[str]) -> list[StoredTurn]:
         """The session's turns with the given ids, oldest first (missing ids skipped)."""
         ids = list(turn_ids)
         return self._rows("read turns", lambda c, r: log.by_ids(c, self.t, r, ids))
 
+    @on_loop
     def count(self) -> int:
         """How many turns the session's log holds."""
 
@@ -280,6 +295,7 @@ class SessionTurns(_Part):
         found: int = self.session._read("count turns", read)
         return found
 
+    @on_loop
     def catch_up(self, epoch: str, after: int) -> tuple[SessionHead | None, list[StoredTurn], bool]:
         """What a reader that holds the log up to ``after`` at ``epoch`` must take in.
 
@@ -307,10 +323,12 @@ class SessionTurns(_Part):
 class SessionSummaries(_Part):
     """The session's summary versions, the fold lease, and the state a reader loads."""
 
+    @on_loop
     def latest(self) -> Summary | None:
         """The latest summary version, or None."""
         return self.load().summary
 
+    @on_loop
     def versions(self) -> list[Summary]:
         """Every summary version, oldest first."""
 
@@ -322,6 +340,7 @@ class SessionSummaries(_Part):
         found: list[Summary] = self.session._read("read summaries", read)
         return found
 
+    @on_loop
     def load(self) -> SessionState:
         """The latest summary and the turns it does not cover, oldest first (one snapshot).
 
@@ -346,6 +365,7 @@ class SessionSummaries(_Part):
         state: SessionState = self.db.read(read, "load the session")
         return state
 
+    @on_loop
     def claim_lease(self, holder: str, period: float) -> bool:
         """Claim (or renew) the session's fold lease for ``holder``; whether it holds it.
 
@@ -360,11 +380,13 @@ class SessionSummaries(_Part):
         )
         return claimed
 
+    @on_loop
     def release_lease(self, holder: str, period: float = 0.0) -> None:
         """Give up ``holder``'s fold lease (see :meth:`claim_lease`)."""
         owner = self.session.key_owner
         self.db.write(lambda c: rows.release_lease(c, self.t, owner, holder), "release a lease")
 
+    @on_loop
     def commit(self, new: Summary, also: Sequence[str] = ()) -> bool:
         """Write summary version ``new`` if no other writer has written that version.
 
@@ -470,6 +492,7 @@ class SessionVectors(_Part):
         for owner, positions in self._owners([r.id for r in records]):
             self.session.store.vector_spaces.put(space, owner, [records[i] for i in positions])
 
+    @on_loop
     def by_ids(self, space: str, ids: Sequence[str]) -> list[VectorRecord]:
         """The vector records with the given ids (the user's facts' too; missing ones skipped).
 
@@ -504,6 +527,7 @@ class SessionNodes(_Part):
 
         return self.session._read(what, read)
 
+    @on_loop
     def turn_nodes(
         self, turn_ids: Sequence[str] | None = None, *, after: int | None = None
     ) -> list[TurnNode]:
@@ -514,6 +538,7 @@ class SessionNodes(_Part):
         )
         return found
 
+    @on_loop
     def events(
         self, event_ids: Sequence[str] | None = None, *, after: int | None = None
     ) -> list[Event]:
@@ -524,6 +549,7 @@ class SessionNodes(_Part):
         )
         return found
 
+    @on_loop
     def commit(self, number: int, nodes: Sequence[TurnNode], events: Sequence[Event]) -> bool:
         """Write indexing ``number``'s nodes and events unless another indexing took it.
 

@@ -26,6 +26,7 @@ from sqlalchemy.engine import URL, Connection
 from ..cache import CacheLimits, StoreCaches
 from ..errors import ConfigurationError
 from ..facts import Fact
+from ..runtime.effects import on_loop
 from ..runtime.retry import RetryPolicy
 from ..usage import Usage
 from . import client as chroma_client
@@ -260,6 +261,7 @@ class MemoryStore:
 
     # -- sessions ------------------------------------------------------------------------
 
+    @on_loop
     def sessions(self, namespace: str | None = None) -> list[SessionInfo]:
         """List sessions (of one namespace, or all), oldest first."""
         return self.lifecycle.sessions(namespace)
@@ -326,32 +328,39 @@ class MemoryStore:
 
     # -- a session's records ---------------------------------------------------------------
 
+    @on_loop
     def turns(self, namespace: str, session_id: str) -> list[StoredTurn]:
         """Return every logged turn of the session, oldest first (folded or not)."""
         return self.session(namespace, session_id).turns.all()
 
+    @on_loop
     def count_turns(self, namespace: str, session_id: str) -> int:
         """Return how many turns the session's log holds."""
         return self.session(namespace, session_id).turns.count()
 
+    @on_loop
     def latest_summary(self, namespace: str, session_id: str) -> Summary | None:
         """Return the session's latest summary version, or None."""
         return self.session(namespace, session_id).summaries.latest()
 
+    @on_loop
     def summaries(self, namespace: str, session_id: str) -> list[Summary]:
         """Return every summary version of the session, oldest first."""
         return self.session(namespace, session_id).summaries.versions()
 
+    @on_loop
     def usage(self, namespace: str, session_id: str) -> dict[str, Usage]:
         """Return the session's upkeep spend, per purpose (``"fold"``, ``"higmem-index"``...)."""
         return self.session(namespace, session_id).usage()
 
     # -- users ---------------------------------------------------------------------------
 
+    @on_loop
     def users(self, namespace: str | None = None) -> list[UserInfo]:
         """List users (of one namespace, or all), oldest first."""
         return self.lifecycle.users(namespace)
 
+    @on_loop
     def user_sessions(self, namespace: str, user_id: str) -> list[SessionInfo]:
         """The sessions of a user, oldest first."""
         return self.lifecycle.sessions(user=UserOwner.of(namespace, user_id))
@@ -360,6 +369,7 @@ class MemoryStore:
         """Return the user's facts (learned in any of its sessions), oldest first."""
         return self.shared_facts.get(namespace, user_id)
 
+    @on_loop
     def session_user(self, namespace: str, session_id: str) -> str | None:
         """The user the session belongs to, or None (as its row names it)."""
         return self.session(namespace, session_id).recorded_user()
@@ -397,6 +407,7 @@ class UserStore:
         self.store = store
         self.owner = UserOwner.of(namespace, user_id)
 
+    @on_loop
     def heads(self) -> dict[str, SessionHead]:
         """The heads of every session of the user, by session id, oldest first (one read)."""
         t = self.store.db.tables
@@ -413,11 +424,13 @@ class UserStore:
         """Delete the user's facts and their vectors (a user's rebuild starts so)."""
         self.store.shared_facts.drop(self.owner.namespace, self.owner.user_id)
 
+    @on_loop
     def marker(self, task: str) -> Any:
         """The progress a running rebuild of the user's ``task`` recorded (None: none)."""
         t = self.store.db.tables
         return self.store.db.read(lambda c: rows.marker(c, t, self.owner, task), "read a marker")
 
+    @on_loop
     def set_marker(self, task: str, progress: Any) -> None:
         """Record a rebuild's progress on the user's row (None: it finished)."""
         t = self.store.db.tables
