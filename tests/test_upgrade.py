@@ -36,9 +36,12 @@ reading it needs no model call. What legitimately changed is mapped here explici
   new name.
 
 The migration itself: it runs once (logged), a second open moves nothing, a dry run lists
-every session and changes nothing, the legacy ``lrm_turns`` collection is marked
-``lrm_schema=3`` (0.1.0 and 0.2.0 then refuse it) and keeps its records, and a migration
-that failed after some sessions moved resumes with every session there exactly once.
+every session and changes nothing (``lrm migrate --dry-run`` too), the legacy
+``lrm_turns`` collection is marked ``lrm_schema=3`` (0.1.0 and 0.2.0 then refuse it) and
+keeps its records, a migration that failed after some sessions moved resumes with every
+session there exactly once, two processes migrating at once move each session once and
+rename the vector collection once, and a turn whose time Chroma dropped (0.1.0 stored NaN
+as given) is moved at its write time.
 
 Then ``add`` and ``fold`` keep working on the old sessions (a new summary version
 continues the old ones, a fact is updated again, HiGMem indexes the new turns, two old

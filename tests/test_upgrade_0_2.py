@@ -33,6 +33,11 @@ LangGraph's random ids: they are compared as stored, never predicted.
 ``default/cleared`` was cleared and written again with partly the same turn ids: only its
 new turns are read.
 
+The migration: every session moved once, the log marked, the vectors left; a dry run
+(``lrm migrate --dry-run`` too) changes nothing; a session whose record a crash left
+unwritten is found by its turns; a cleared session and a forgotten user stay gone in a new
+process; two processes migrating into PostgreSQL at once (marked ``server``).
+
 Then the conversations go on: a recursive session folds new versions after its old ones,
 a hybrid session updates a fact, a user's new session sees the user's facts, HiGMem
 indexes new turns, the agent thread continues through ``RecursiveMemoryMiddleware``; and a
@@ -44,6 +49,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import threading
 from bisect import bisect_right
 from pathlib import Path
 from typing import Any
@@ -410,7 +416,7 @@ def test_the_cleared_and_rewritten_session_reads_only_its_new_turns(old_store):
 # -- the migration -----------------------------------------------------------------------------
 
 
-def test_the_migration_moved_every_session_once_and_marked_the_log(old_store, old_path):
+def test_the_migration_moved_every_session_once_and_marked_the_log(old_store, old_path, vectors):
     s = old_store.db.tables.sessions
     rows = old_store.db.read(lambda c: c.execute(select(s.c.ns, s.c.sid)).all())
     assert sorted((r.ns, r.sid) for r in rows) == sorted(scope(k) for k in SESSIONS)
@@ -418,6 +424,9 @@ def test_the_migration_moved_every_session_once_and_marked_the_log(old_store, ol
     assert (log.metadata or {}).get("lrm_schema") == 3
     assert log.count() == EXPECTED["collections"][f"{PREFIX}_turns"]  # left, unread
     assert not fresh(old_path).migrate(dry_run=True).needed
+    # The vectors stay where 0.2.0 wrote them, every one.
+    assert len(vectors[SPACE]) == EXPECTED["collections"][f"{PREFIX}_vec_{SPACE}"]
+    assert {r["dimension"] for r in vectors[SPACE]} == {16}
 
 
 def test_a_dry_run_lists_every_session_and_changes_nothing(store_path):
@@ -511,6 +520,38 @@ def test_a_session_whose_record_a_crash_left_unwritten_is_moved_from_its_turns(s
     listed = {(s.namespace, s.session_id): s for s in store.sessions()}
     assert listed["default", "lc-history"].created_at == turns[0].turn.created_at
     assert list(listed) == [(e["namespace"], e["session_id"]) for e in EXPECTED["sessions_list"]]
+
+
+@pytest.mark.server
+def test_two_processes_migrate_into_postgresql_at_once(store_path, pg_url):
+    # The row of each session is insert-if-absent: on PostgreSQL the second writer of a
+    # session waits for the first to commit, then moves nothing.
+    results: list[Any] = []
+    errors: list[BaseException] = []
+
+    def open_and_migrate() -> None:
+        try:
+            results.append(fresh(store_path, database=pg_url, migrate=False).migrate())
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_and_migrate) for _ in range(2)]
+    store = fresh(store_path, database=pg_url, migrate=False)
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert errors == []
+        moved = sorted(s for result in results for s in result.sessions)
+        assert moved == sorted((*scope(k), len(e["turns"])) for k, e in SESSIONS.items())
+        assert data(store.sessions()) == EXPECTED["sessions_list"]
+        for key, entry in SESSIONS.items():
+            assert [stored_turn(s) for s in store.turns(*scope(key))] == renumbered(entry["turns"])
+            assert data(store.summaries(*scope(key))) == summaries_now(key)
+    finally:
+        store.db.tables.metadata.drop_all(store.db.engine)
+        store.close()
 
 
 # -- writes: the conversations go on ------------------------------------------------------------
