@@ -35,7 +35,6 @@ from langchain_recursive_memory import (
 from langchain_recursive_memory.core import (
     CountingTextModel,
     ExtractiveSummarizer,
-    Fact,
     FunctionTextModel,
     HiGMem,
     HybridMemory,

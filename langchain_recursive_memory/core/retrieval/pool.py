@@ -231,5 +231,3 @@ def user_pool_steps(
     }
     yield from sync_steps(store, namespace, views, found)
     return ids, [views[sid].index for sid in ids]
-
-

@@ -69,8 +69,11 @@ def on_loop(fn: Callable[..., T]) -> Callable[..., T]:
 
 @dataclass(frozen=True, slots=True)
 class StoreCall(Generic[T]):
-    """A blocking store call (run directly; by the async shell in a worker thread, or on
-    the event loop when the call is marked :func:`on_loop`)."""
+    """A blocking store call.
+
+    Run directly; by the async shell in a worker thread, or on the event loop when the
+    call is marked :func:`on_loop`.
+    """
 
     fn: Callable[[], T]
 

@@ -127,7 +127,7 @@ class Database:
         self._memory = self.dialect == "sqlite" and engine.url.database in (None, "", ":memory:")
         # One SQLite connection in memory: its transactions are taken in turn.
         self._turn = threading.RLock() if self._memory else None
-        self._async: AsyncEngine | None | bool = None
+        self._async: AsyncEngine | bool | None = None
         if self.dialect == "sqlite":
             _sqlite_transactions(engine)
 
@@ -328,7 +328,9 @@ def _engine(url: str | URL) -> Engine:
     try:
         parsed = make_url(url)
     except ArgumentError as exc:
-        raise ConfigurationError.for_value("database", str(url), f"not a database URL: {exc}")
+        raise ConfigurationError.for_value(
+            "database", str(url), f"not a database URL: {exc}"
+        ) from exc
     if parsed.drivername == "postgresql":  # psycopg 3, not SQLAlchemy's default psycopg2
         parsed = parsed.set(drivername="postgresql+psycopg")
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):

@@ -473,7 +473,7 @@ class _LegacySession:
             conn.execute(insert(t.turns), [turn_row(row, s) for s in self.turns])
         if self.summaries:
             conn.execute(insert(t.summaries), [summary_row(row, s) for s in self.summaries])
-        put_nodes(conn, t, row, 1, nodes, events)
+        put_nodes(conn, t, row, 1, nodes=nodes, events=events)
         self._usage(conn, row)
         return True
 

@@ -60,6 +60,7 @@ def commit(
     t: Tables,
     row: int,
     number: int,
+    *,
     nodes: Sequence[TurnNode],
     events: Sequence[Event],
 ) -> bool:
@@ -74,7 +75,7 @@ def commit(
     )
     if not won.rowcount:
         return False
-    put(conn, t, row, number, nodes, events)
+    put(conn, t, row, number, nodes=nodes, events=events)
     return True
 
 
@@ -83,6 +84,7 @@ def put(
     t: Tables,
     row: int,
     link: int,
+    *,
     nodes: Sequence[TurnNode],
     events: Sequence[Event],
 ) -> None:

@@ -4,10 +4,11 @@ Every table is named ``{prefix}_{name}`` so that one database can hold several s
 one Chroma database holds several prefixes):
 
 ``{prefix}_sessions``
-    One row per session (unique by its key, a hash of namespace and id): its user, how its memory was made, and its
-    *head*: the order key of its newest turn (``last_seq``), its newest summary version
-    (``version``), HiGMem's newest indexing (``indexed``), a counter of its facts'
-    changes (``facts``), a rebuild counter (``generation``), its fold lease and its rebuild
+    One row per session (unique by its key, a hash of namespace and id): its user, how
+    its memory was made, and its *head*: the order key of its newest turn
+    (``last_seq``), its newest summary version (``version``), HiGMem's newest indexing
+    (``indexed``), a counter of its facts' changes (``facts``), a rebuild counter
+    (``generation``), its fold lease and its rebuild
     markers. Every read of a session reads this row first (:mod:`.sessions`).
 ``{prefix}_users``
     One row per user: a counter of its facts' changes, the lease that serialises merging

@@ -31,9 +31,9 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.engine import Connection
 
 from ..errors import ConfigurationError, InvalidInputError
-from ..runtime.effects import on_loop
 from ..events import Event, TurnNode
 from ..facts import Fact, merge_fact
+from ..runtime.effects import on_loop
 from ..turn import Turn, turn_list
 from ..usage import Usage, UsageRecord
 from ..validation import check_text, check_tokens
@@ -561,7 +561,9 @@ class SessionNodes(_Part):
 
         def write(conn: Connection) -> bool:
             row = _row_of(conn, self.t, self.session.key)
-            return row is not None and node_rows.commit(conn, self.t, row, number, nodes, events)
+            return row is not None and node_rows.commit(
+                conn, self.t, row, number, nodes=nodes, events=events
+            )
 
         won: bool = self.db.write(write, "write HiGMem nodes")
         return won

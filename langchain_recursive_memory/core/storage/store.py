@@ -34,11 +34,11 @@ from . import sessions as rows
 from .client import StoreClient
 from .database import Database, sqlite_url
 from .facts import FactTable
-from .keys import SessionOwner, UserOwner, validate_prefix
+from .keys import UserOwner, validate_prefix
 from .lifecycle import SessionLifecycle
-from .parts import StoreParts
 from .migrations import Migration
 from .migrations import migrate as migrate_store
+from .parts import StoreParts
 from .records import SessionHead, SessionInfo, StoredTurn, Summary, UserInfo
 from .session_store import SessionStore
 from .user_facts import UserFacts

@@ -30,7 +30,7 @@ def add(conn: Connection, t: Tables, records: Sequence[UsageRecord]) -> None:
     found = conn.execute(
         select(s.c.skey, s.c.id).where(s.c.skey.in_([o.key for o in owners.values()]))
     )
-    rows = {skey: row for skey, row in found}
+    rows: dict[str, int] = dict(found.all())
     values = [
         {
             "session": rows[key],
