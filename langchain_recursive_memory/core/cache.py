@@ -16,9 +16,9 @@ given to the store: ``MemoryStore(..., cache=CacheLimits(...))``); at most
 :data:`SHARED_DATABASES` databases' caches are kept for the process. Every cached value can
 be rebuilt from the store; dropping one costs a read, never data.
 
-**Freshness.** A cached value never changes an answer: each is checked against the store
-in the reads an operation makes anyway, by the one rule of :mod:`.storage.heads` ("How the
-memory stays fresh" in the README).
+**Freshness.** A cached value never changes an answer: each is checked against the
+session's head in the reads an operation makes anyway, by the one rule of
+:mod:`.storage` ("How the memory stays fresh" in the README).
 
 Keys start with the namespace and the session id (:func:`session_cache_key`).
 :func:`clear_caches` empties the caches of every store of the process (tests use it).
@@ -68,9 +68,6 @@ HEALTH_CACHE_ENTRIES = 10_000
 CACHE_BYTES = 512 * 1024 * 1024
 """Bytes of turn indexes, window and fact vectors and HiGMem nodes a store keeps (about
 80,000 turns' indexes without vectors, or 55,000 with 384-dimension window vectors)."""
-
-USER_LOCKS = 64
-"""Locks that serialise the read-merge-write of users' facts in a store (striped by user)."""
 
 KINDS_PER_SESSION = 4
 """Entries a session may have in :attr:`StoreCaches.sessions` (index, HiGMem, vectors...)."""
@@ -311,19 +308,11 @@ class StoreCaches:
             (``"higmem"``), the unit vectors of facts and events (``"vectors"``, space).
         facts: Each session's facts as last read, and their BM25 index.
         health: Each session's fold health (failures, cool-down, the fold lock).
-        users: Which user each session belongs to.
+        users: The user a memory took each session for before its first write recorded it.
         described: The settings recorded with each session.
-        registered: The session, user and stamp records this process has written (their
-            writes are insert-if-absent: written again only after a clear).
-        hints: Each session's summary hint as last read.
-        clocks: The highest order key each session has shown this process.
         collections: The chromadb collections opened, by name.
-        migrated: Whether this process has brought the database up to this release
+        migrated: Whether this process has brought the store up to this release
             (:mod:`.storage.migrations`, once).
-        user_locks: Locks that serialise the merges of users' facts in this process
-            (striped by user: two users may share one, it only waits).
-        clock_lock: Serialises the order keys this process gives new turns.
-        last_seq: The highest order key this process has given.
     """
 
     def __init__(self, limits: CacheLimits | None = None) -> None:
@@ -338,14 +327,8 @@ class StoreCaches:
         self.health: SessionCache[Any] = SessionCache("fold health", max_entries=limits.small)
         self.users: SessionCache[Any] = SessionCache("session users", max_entries=limits.small)
         self.described: SessionCache[Any] = SessionCache("described", max_entries=limits.small)
-        self.registered: SessionCache[Any] = SessionCache("registered", max_entries=limits.small)
-        self.hints: SessionCache[int] = SessionCache("summary hints", max_entries=limits.small)
-        self.clocks: SessionCache[int] = SessionCache("session clocks", max_entries=limits.small)
         self.collections: dict[str, Any] = {}
         self.migrated = False
-        self.user_locks = [threading.Lock() for _ in range(USER_LOCKS)]
-        self.clock_lock = threading.Lock()
-        self.last_seq = 0
         with _REGISTRY_LOCK:
             _REGISTRY.add(self)
 
@@ -384,9 +367,6 @@ class StoreCaches:
             self.health,
             self.users,
             self.described,
-            self.registered,
-            self.hints,
-            self.clocks,
         ]
 
     @property

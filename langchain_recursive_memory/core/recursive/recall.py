@@ -16,7 +16,7 @@ they change.
 
 **A user's sessions.** When the session belongs to a user, its facts are the user's (learned
 in any of the user's sessions, see :meth:`~..storage.session_store.SessionFacts.get`): they are
-recalled by default, read again whenever the user's facts change (its stamp). Archived
+recalled by default, read again whenever the user's facts change (its facts counter). Archived
 turns come from this session only (``scope="session"``, the default: another
 conversation's words only when asked) or from every session of the user
 (``scope="user"``): the same ranking over the user's sessions as one pool
@@ -79,7 +79,7 @@ class _SessionRecall:
     """What recall keeps of a session's facts between calls (in this process).
 
     A fold stores its facts before it commits its version, so the facts read at a
-    version (``facts_key``: version, fold id, and the user's facts stamp) stay current
+    version (``facts_key``: the session's epoch and facts counter, and its user's) stay current
     until the next version or the next change of the user's facts.
     """
 

@@ -3,9 +3,9 @@
 Both engines rank a session's turns (:mod:`.ranking`) and score them densely against
 windows of neighbouring turns (:mod:`.windows`). A :class:`TurnIndex` holds what that
 needs for one session and follows the session as it grows: new turns are appended, a
-turn that lands out of order (or moves, see
-:meth:`~..storage.session_store.SessionTurns.settle`) cuts the index back to where it
-belongs and the cut tail is appended again. A change costs the turns it touches, never
+turn that arrives out of order (another process's turn read after this process's own
+later ones were put in) cuts the index back to where it belongs and the cut tail is
+appended again. A change costs the turns it touches, never
 the whole session, so a read at 10,000 turns costs what it does at 1,000 (the cost of a
 turn must not grow with what the memory already holds).
 
@@ -38,8 +38,7 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping, Sequence
-from types import MappingProxyType
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -114,10 +113,6 @@ class TurnIndex:
         """The order key the index holds for a turn (None: not in it)."""
         return self._seq.get(turn_id)
 
-    def seq_map(self) -> Mapping[str, int]:
-        """Every turn id held and its order key (a live, read-only view: no copy)."""
-        return MappingProxyType(self._seq)
-
     @property
     def last_seq(self) -> int:
         """The highest order key held (0 when empty)."""
@@ -138,7 +133,7 @@ class TurnIndex:
         """Put turns in their place (``(seq, id)`` order); return how many were new or moved.
 
         A turn already held with the same order key is skipped; one held with another
-        (moved by ``settle``) is moved. Only the tail from the first change is redone.
+        (given another order key) is moved. Only the tail from the first change is redone.
         """
         fresh = {t.id: t for t in turns if self._seq.get(t.id) != t.seq}
         if not fresh:

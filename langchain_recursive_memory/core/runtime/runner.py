@@ -8,7 +8,7 @@ failure is thrown into the step as a :class:`~..errors.ModelError` /
 through.
 
 **Store calls and the stack.** The sync runner lets the step make its store call itself
-(:data:`~.effects.INLINE`), so the stack at a Chroma call, in a traceback, a profiler or a
+(:data:`~.effects.INLINE`), so the stack at a store call, in a traceback, a profiler or a
 debugger, reads ``add -> Runner.run -> _add_steps -> _append_steps -> store_call ->
 SessionTurns.append -> TurnLog.write -> StoreClient.call``: the step that asked, and its
 callers, above the store's frames. (Before, the runner made the call itself, so a profile

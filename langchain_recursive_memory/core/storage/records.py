@@ -65,8 +65,7 @@ class Summary:
         created_at: Seconds since the epoch.
         fold_id: A random id of the fold that wrote it (for compare-and-set).
         last_seq: The highest order key this and earlier versions folded (0: unknown, a
-            record of 0.1.0). A turn that lands later with a lower key is moved after it
-            before it is folded (see :meth:`~.session_store.SessionTurns.settle`).
+            record of 0.1.0).
         passed_ids: Unfolded turns ordered before ``last_seq`` that the fold saw and left
             on purpose: not late, never moved. Folds now take the log in order, so only
             records of earlier releases (which held the current question back) name any.
