@@ -136,10 +136,7 @@ class Retriever:
         yield from self.indexer.index_steps(flush=self.models.model is not None, synced=True)
         if not query.strip():
             return []
-        query_vector = None
-        if self.models.embedder is not None:
-            query_vector = yield from embed_query(query)
-        yield from self._dense_steps(sessions, indexes, query_vector)
+        query_vector = yield from self._dense_steps(sessions, indexes, query)
         query_unit = unit(query_vector) if query_vector is not None else None
         with TurnPool.locked(indexes):
             pool = TurnPool(indexes, sessions, self.config.ranker)
@@ -241,20 +238,33 @@ class Retriever:
             return 0
 
     def _dense_steps(
-        self,
-        sessions: Sequence[str],
-        indexes: Sequence[TurnIndex],
-        query_vector: list[float] | None,
-    ) -> Steps[None]:
-        """Give every window of the pool a vector (embedding those without one)."""
+        self, sessions: Sequence[str], indexes: Sequence[TurnIndex], query: str
+    ) -> Steps[list[float] | None]:
+        """The query's vector, every window of the pool given one (embedding those without).
+
+        None without an embedder, or when the embedder or Chroma fails (logged): the
+        ranking is then lexical.
+        """
         space = self.models.space
-        if query_vector is None or space is None:
-            return
+        if self.models.embedder is None or space is None:
+            return None
         parts = []
         for sid, index in zip(sessions, indexes, strict=True):
             with index.lock:
                 parts.append((sid, index, np.arange(len(index.ranked_turns))))
-        yield from embed_missing_steps(self.session.store, space, self.session.namespace, parts)
+        try:
+            query_vector = yield from embed_query(query)
+            yield from embed_missing_steps(
+                self.session.store, space, self.session.namespace, parts
+            )
+        except (EmbeddingError, StoreError) as exc:
+            logger.warning(
+                "session %r: dense retrieval unavailable (%s); ranking with BM25 only",
+                self.session.session_id,
+                exc,
+            )
+            return None
+        return query_vector
 
     # -- guided retrieval -------------------------------------------------------------------
 

@@ -232,7 +232,15 @@ class Recaller:
         cache = self._cache()
         if key is None or cache.facts_key != key:
             session = self.session
-            facts = yield from store_call(session.records.facts.get)
+            try:
+                facts = yield from store_call(session.records.facts.get)
+            except StoreError as exc:  # Chroma is down: recall the turns (in the database)
+                logger.warning(
+                    "session %r: facts unavailable (%s); recalling turns only",
+                    session.session_id,
+                    exc,
+                )
+                return cache.facts if cache.facts_key is not None else ()
             cache.facts = tuple(facts)
             cache.fact_candidates = tuple(
                 Candidate(self.derived.fact_record_id(f), "fact", f.key, text_hash(f.text))
