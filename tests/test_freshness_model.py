@@ -2,14 +2,20 @@
 
 A model-based test (hypothesis ``RuleBasedStateMachine``): rules add, fold, clear,
 expire, forget a user, and open a new session for a new or a known user, each through
-one of several long-lived store objects over one Chroma database (each with caches of
-its own, as separate processes have). After every step, every read (``recall`` and
-``retrieve`` in both scopes, ``context(q)``, ``turns``, ``facts``, ``events``, the summary,
+one of several long-lived store objects over one store (the database of the log and the
+Chroma of the facts and vectors; each store object with caches of its own, as separate
+processes have). After every step, every read (``recall`` and ``retrieve`` in both
+scopes, ``context(q)``, ``turns``, ``facts``, ``events``, the summary,
 ``store.user_sessions``, ``store.users``, ``store.sessions``) through every long-lived
 object (memories made once and kept) equals the same read through a fresh store object.
+This is the freshness rule of the store (``core/storage/__init__.py``: every cached value
+records the session's head it was built from and catches up with ``seq > last seen``)
+checked from the outside.
 
-A bounded run is in the default suite; ``test_freshness_model_server`` runs the same
-machine with a second *process* writing through a real ``chroma run`` server (slow).
+``test_freshness_model_embedded`` (the default suite, bounded) runs it on an embedded
+store: SQLite in the store's folder and a Chroma ``PersistentClient``.
+``test_freshness_model_server`` (slow) runs the same machine on PostgreSQL and a real
+``chroma run`` server, with a second *process* writing beside the two store objects.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +45,6 @@ from langchain_recursive_memory.core import (
     Turn,
 )
 from langchain_recursive_memory.core.cache import StoreCaches
-from langchain_recursive_memory.core.storage import client as chroma_client
 
 FAST = RetryPolicy(attempts=1, timeout=10.0, cooldown=0.0)
 NS = "default"
@@ -173,9 +179,9 @@ class Writer:
 class Subprocess:
     """A writer in another process (the server variant): JSON lines on its stdin."""
 
-    def __init__(self, host: str, port: int, prefix: str) -> None:
+    def __init__(self, host: str, port: int, database: str, prefix: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--worker", host, str(port), prefix],
+            [sys.executable, __file__, "--worker", host, str(port), database, prefix],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -195,11 +201,22 @@ class Subprocess:
         self.proc.wait(timeout=60)
 
 
+@contextmanager
+def fresh_store(opener: Callable[[StoreCaches], MemoryStore]) -> Iterator[MemoryStore]:
+    """A store object as a fresh process opens it (caches of its own), closed after use."""
+    store = opener(StoreCaches())
+    try:
+        yield store
+    finally:
+        store.close()
+
+
 class Freshness(RuleBasedStateMachine):
     """The machine; ``opener`` makes a store object over the database under test."""
 
     opener: Callable[[StoreCaches], MemoryStore]
     extra_writer: Callable[[], Any] | None = None
+    finish: Callable[[], None] | None = None  # after a run: drop what it wrote
 
     def __init__(self) -> None:
         super().__init__()
@@ -222,6 +239,10 @@ class Freshness(RuleBasedStateMachine):
         for writer in self.writers:
             if isinstance(writer, Subprocess):
                 writer.close()
+            else:
+                writer.store.close()
+        if self.finish is not None:
+            self.finish()
 
     def _do(self, index: int, op: dict[str, Any]) -> None:
         self.writers[index % len(self.writers)].do(op)
@@ -301,82 +322,83 @@ class Freshness(RuleBasedStateMachine):
     def every_read_answers_as_a_fresh_process(self) -> None:
         if not self.readers:
             return
-        fresh = self.opener(StoreCaches())
-        expected_store = store_reads(fresh, self.users)
+        with fresh_store(self.opener) as fresh:
+            expected_store = store_reads(fresh, self.users)
         for reader in self.readers:
             assert store_reads(reader.store, self.users) == expected_store
         for sid, (kind, user) in sorted({**self.gone, **self.sessions}.items()):
-            fresh_memory = make(kind, self.opener(StoreCaches()), sid, user)
-            # Read by read (a read may write: a no-LLM HiGMem indexes what waits before
-            # its events are read), the fresh object first, then every long-lived one.
-            for what, read in readers(kind, user).items():
-                expected = read(fresh_memory)
-                for i, reader in enumerate(self.readers):
-                    got = read(reader.memory(kind, sid, user))
-                    assert got == expected, (i, sid, kind, what)
+            with fresh_store(self.opener) as fresh:
+                fresh_memory = make(kind, fresh, sid, user)
+                # Read by read (a read may write: a no-LLM HiGMem indexes what waits before
+                # its events are read), the fresh object first, then every long-lived one.
+                for what, read in readers(kind, user).items():
+                    expected = read(fresh_memory)
+                    for i, reader in enumerate(self.readers):
+                        got = read(reader.memory(kind, sid, user))
+                        assert got == expected, (i, sid, kind, what)
 
 
-def test_freshness_model_embedded():
-    client = chroma_client.in_memory_client()
+def run_machine(machine: type[Freshness], examples: int) -> None:
+    run = machine.TestCase
+    run.settings = settings(
+        max_examples=examples,
+        stateful_step_count=STEPS,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=True,
+    )
+    run().runTest()
 
-    def opener(caches: StoreCaches) -> MemoryStore:
-        return MemoryStore(client, prefix=prefix[0], cache=caches)
 
+def test_freshness_model_embedded(tmp_path):
+    """SQLite in the store's folder and a ``PersistentClient``; a fresh prefix per run."""
     prefix = ["x"]
 
-    class Fresh(Freshness):
+    def open_store(caches: StoreCaches) -> MemoryStore:
+        return MemoryStore.persistent(tmp_path / "store", prefix=prefix[0], cache=caches)
+
+    class Run(Freshness):
+        opener = staticmethod(open_store)
+
         def __init__(self) -> None:
             prefix[0] = f"fm{uuid.uuid4().hex[:10]}"
             super().__init__()
 
-    machine = type("Run", (Fresh,), {"opener": staticmethod(opener)})
-    run = machine.TestCase
-    run.settings = settings(
-        max_examples=EXAMPLES,
-        stateful_step_count=STEPS,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-        derandomize=True,
-    )
-    run().runTest()
+    run_machine(Run, EXAMPLES)
 
 
 @pytest.mark.slow
 @pytest.mark.server
-def test_freshness_model_server(chroma_server):
+def test_freshness_model_server(chroma_server, pg_url):
+    """PostgreSQL and ``chroma run``; a second process writes too; tables dropped per run."""
     host, port = chroma_server
     prefix = ["x"]
 
-    def opener(caches: StoreCaches) -> MemoryStore:
-        return MemoryStore.http(host, port, prefix=prefix[0], cache=caches)
+    def open_store(caches: StoreCaches) -> MemoryStore:
+        return MemoryStore.http(host, port, database=pg_url, prefix=prefix[0], cache=caches)
 
-    class Fresh(Freshness):
+    def second_process() -> Subprocess:
+        return Subprocess(host, port, pg_url, prefix[0])
+
+    def drop_tables() -> None:
+        with fresh_store(open_store) as store:
+            store.db.tables.metadata.drop_all(store.db.engine)
+
+    class Run(Freshness):
+        opener = staticmethod(open_store)
+        extra_writer = staticmethod(second_process)
+        finish = staticmethod(drop_tables)
+
         def __init__(self) -> None:
             prefix[0] = f"fs{uuid.uuid4().hex[:10]}"
             super().__init__()
 
-    machine = type(
-        "Run",
-        (Fresh,),
-        {
-            "opener": staticmethod(opener),
-            "extra_writer": staticmethod(lambda: Subprocess(host, port, prefix[0])),
-        },
-    )
-    run = machine.TestCase
-    run.settings = settings(
-        max_examples=max(EXAMPLES, 4),
-        stateful_step_count=STEPS,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-        derandomize=True,
-    )
-    run().runTest()
+    run_machine(Run, max(EXAMPLES, 4))
 
 
-def _worker(host: str, port: int, prefix: str) -> None:
+def _worker(host: str, port: int, database: str, prefix: str) -> None:
     """The second process of the server variant: one writer, ops from stdin."""
-    writer = Writer(MemoryStore.http(host, port, prefix=prefix))
+    writer = Writer(MemoryStore.http(host, port, database=database, prefix=prefix))
     for line in sys.stdin:
         writer.do(json.loads(line))
         print("ok", flush=True)
@@ -384,4 +406,4 @@ def _worker(host: str, port: int, prefix: str) -> None:
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--worker"]:
     sys.path.insert(0, str(Path(__file__).parent))
-    _worker(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+    _worker(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])

@@ -254,9 +254,7 @@ class Retriever:
                 parts.append((sid, index, np.arange(len(index.ranked_turns))))
         try:
             query_vector = yield from embed_query(query)
-            yield from embed_missing_steps(
-                self.session.store, space, self.session.namespace, parts
-            )
+            yield from embed_missing_steps(self.session.store, space, self.session.namespace, parts)
         except (EmbeddingError, StoreError) as exc:
             logger.warning(
                 "session %r: dense retrieval unavailable (%s); ranking with BM25 only",

@@ -73,8 +73,7 @@ from .keys import (
     user_key,
 )
 from .nodes import put as put_nodes
-from .records import StoredTurn, Summary
-from .repository import decoded
+from .records import StoredTurn, Summary, decoded
 from .schema import Tables
 from .sessions import ensure_user
 from .summaries import summary_row

@@ -19,7 +19,7 @@ from sqlalchemy import Table, select, update
 from sqlalchemy.engine import Connection
 
 from ..events import Event, TurnNode
-from .repository import decoded
+from .records import decoded
 from .schema import Tables
 from .sessions import upsert
 from .turns import IN_CHUNK

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+from ..cache import HEALTH_CACHE_ENTRIES
 from ..turn import Turn
 
 __all__ = [
+    "DAMAGED",
     "SessionInfo",
     "SessionHead",
     "SessionState",
@@ -18,6 +21,7 @@ __all__ = [
     "Summary",
     "UserInfo",
     "VectorRecord",
+    "decoded",
 ]
 
 
@@ -201,3 +205,55 @@ class UserInfo:
     namespace: str
     user_id: str
     created_at: float
+
+
+# -- decoding what is stored ------------------------------------------------------------
+
+logger = logging.getLogger("langchain_recursive_memory")
+
+R = TypeVar("R")
+T = TypeVar("T")
+
+_NAMING_KEYS = ("ns", "sid", "tid", "kind", "version", "ref", "purpose")
+_warned: set[str] = set()
+
+DAMAGED = (KeyError, TypeError, ValueError, AttributeError)
+"""What decoding a damaged record raises (a missing field, a wrong type, bad JSON, a value
+the library refuses): such a record is skipped with a warning, never fatal to a session."""
+
+
+def decoded(what: str, items: Iterable[R], decode: Callable[[R], T]) -> list[T]:
+    """Decode each stored record with ``decode``, skipping (and warning once about) damaged ones.
+
+    A record can lack a field that Chroma dropped (0.1.0 stored NaN timestamps, which Chroma
+    silently omits) or that an older or foreign writer never wrote; one such record must not
+    make its whole session unreadable.
+
+    Args:
+        what: What the records are (``"turn"``...), for the warning.
+        items: The records as read (tuples holding their metadata mapping).
+        decode: Builds one value from one record.
+    """
+    out: list[T] = []
+    for item in items:
+        try:
+            out.append(decode(item))
+        except DAMAGED as exc:
+            _warn_damaged(what, item, exc)
+    return out
+
+
+def _warn_damaged(what: str, item: object, exc: BaseException) -> None:
+    parts = item if isinstance(item, tuple) else (item,)
+    meta = next((p for p in parts if isinstance(p, Mapping)), {})
+    name = ", ".join(f"{k}={meta[k]!r}" for k in _NAMING_KEYS if k in meta) or "unnamed"
+    problem = (
+        f"missing field {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+    )
+    key = f"{what}|{name}|{problem}"
+    if key in _warned:
+        return
+    if len(_warned) >= HEALTH_CACHE_ENTRIES:
+        _warned.clear()
+    _warned.add(key)
+    logger.warning("skipped a damaged %s record (%s): %s", what, name, problem)

@@ -19,8 +19,7 @@ from .keys import (
     validate_space,
     vector_collection_name,
 )
-from .records import VectorRecord
-from .repository import decoded
+from .records import VectorRecord, decoded
 
 __all__ = ["EF_SEARCH", "VectorSpaces"]
 
