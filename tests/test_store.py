@@ -282,3 +282,28 @@ async def test_async_twins_do_their_database_io_on_the_loop(tmp_path):
     assert counts["async"] > 0 and counts["sync"] == 0, counts
     assert context.tokens <= 300 and store.count_turns(NS, "s") == 31
     assert (await memory.aturns())[-1].turn.text == "One more."
+
+
+def test_a_conversation_without_a_model_leaves_its_log_in_the_database_not_in_chroma():
+    """300 exchanges of a hybrid memory with no LLM and no embedder: the turns, summaries
+    and stamps are rows; Chroma holds only what is searched by similarity (here: nothing,
+    no model extracts facts). 0.2.0 left 617 records in Chroma."""
+    from conftest import chroma_records, database_rows
+
+    from langchain_recursive_memory.core import HybridMemory
+
+    store = MemoryStore.in_memory()
+    memory = HybridMemory("s", store=store, max_tokens=600)
+    for i in range(300):
+        memory.add(
+            [
+                Turn(role="user", text=f"Question {i}: what about the garden plan {i % 17}?"),
+                Turn(role="assistant", text=f"Answer {i}: water the plot number {i % 11}."),
+            ]
+        )
+        memory.context(f"What about the garden plan {(i + 3) % 17}?")
+    in_chroma = sum(len(rows) for rows in chroma_records(store).values())
+    assert in_chroma < 100, in_chroma
+    rows = database_rows(store)
+    assert len(rows[f"{store.prefix}_turns"]) == 600
+    assert rows[f"{store.prefix}_summaries"]  # folded, in the database
