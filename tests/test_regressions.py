@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
+import time
+from types import SimpleNamespace
 
 import pytest
 from fakes import FailingModel, KeywordSummarizer
+from sqlalchemy import event
 
 from langchain_recursive_memory.core import (
     MemoryStore,
@@ -16,6 +20,7 @@ from langchain_recursive_memory.core import (
     ToolCall,
     Turn,
 )
+from langchain_recursive_memory.core.cache import StoreCaches
 from langchain_recursive_memory.core.prompts import clean_summary, parse_combined, parse_facts
 
 FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
@@ -137,11 +142,114 @@ def test_another_store_object_notices_a_clear(store):
     assert [s.session_id for s in b.store.sessions()] == ["s"]
 
 
-def test_appends_larger_than_chromas_batch_limit(store, monkeypatch):
-    monkeypatch.setattr(store.parts.repos.client, "max_batch", 7)
-    turns = [Turn(role="user", text=f"bulk {i}") for i in range(30)]
-    store.session("default", "s").turns.append(turns, [5] * 30, "o200k_base")
-    assert [t.turn.text for t in store.turns("default", "s")] == [f"bulk {i}" for i in range(30)]
+def test_the_log_order_is_commit_order_whatever_created_at_says(store, monkeypatch):
+    # 0.1.0 ordered the log by a clock-based key: a writer whose clock was behind
+    # appended before what it had read. Now the database numbers turns as their writes
+    # commit; a turn's created_at (given, or from a skewed clock) and its id play no part.
+    other = MemoryStore(store.client, prefix=store.prefix, cache=StoreCaches())
+    writers = [_small_memory(store), _small_memory(other)]
+    clock = {"ns": time.time_ns()}
+
+    def backwards() -> int:  # every new id and default created_at earlier than the last
+        clock["ns"] -= 1_000_000_000
+        return clock["ns"]
+
+    clocks = SimpleNamespace(time=time.time, time_ns=backwards)  # the log's clocks only
+    monkeypatch.setattr("langchain_recursive_memory.core.storage.turns.time", clocks)
+    texts = []
+    for i in range(24):
+        given = {0: None, 1: 1_000.0 + i, 2: time.time() + 86_400.0 - i}[i % 3]
+        texts.append(f"message {i} about the harbour and the boats " * 3)
+        writers[i % 2].add(Turn(role="user", text=texts[-1], created_at=given))
+    log = store.turns("default", "s")
+    assert [t.turn.text for t in log] == texts
+    assert [t.seq for t in log] == list(range(1, 25))
+    assert sorted(t.id for t in log) != [t.id for t in log]  # ids run backwards here
+    versions = store.summaries("default", "s")
+    assert versions  # and the folds took the oldest appended first
+    marks = [t.folded_in for t in log]
+    assert marks == sorted(marks, key=lambda m: (m == 0, m))
+    window = [t.text for t in _small_memory(other).context().window]
+    assert window == texts[len(texts) - len(window) :]
+
+
+@pytest.mark.parametrize("caches", ["shared", "separate"])
+def test_a_long_lived_object_does_not_serve_a_cleared_session(store, caches):
+    # A memory object kept across requests caches what it has read (the turns' index,
+    # the summary): after a clear through another object (or process) it must answer as
+    # a fresh one does, not from what it kept, and the next write starts the session again.
+    other = MemoryStore(
+        store.client, prefix=store.prefix, cache=StoreCaches() if caches == "separate" else None
+    )
+    a, b = _small_memory(store, recall_tokens=100), _small_memory(other, recall_tokens=100)
+    for i in range(30):
+        a.add(Turn(role="user", text=f"first life {i} about zebras " * 3))
+    before = b.context("zebras")
+    assert before.summary is not None and before.window and b.recall("zebras")
+    a.clear()
+    after = b.context("zebras")
+    assert after.summary is None and after.window == () and "zebras" not in str(after.turns)
+    assert b.recall("zebras") == [] and b.turns() == []
+    b.add(Turn(role="user", text="second life starts here"))
+    assert [t.turn.text for t in a.turns()] == ["second life starts here"]
+    assert [t.text for t in a.context().window] == ["second life starts here"]
+    for i in range(30):
+        a.add(Turn(role="user", text=f"second life {i} about lions " * 3))
+    assert b.context().summary.version == a.context().summary.version
+    assert b.recall("zebras") == []
+    assert len(b.turns()) == 31
+
+
+def _small_memory(store: MemoryStore, **options) -> RecursiveMemory:
+    return RecursiveMemory(
+        "s",
+        store=store,
+        model=KeywordSummarizer(),
+        retry=FAST,
+        max_tokens=300,
+        max_summary_tokens=50,
+        **options,
+    )
+
+
+def test_an_append_of_2000_turns_is_one_transaction_and_reads_back_whole(store):
+    # 0.1.0 split appends into Chroma's batches (and a batch limit bit). Now one append is
+    # one transaction, however many turns; its id lists are cut to stay under SQLite's
+    # parameter limit, here lowered to 999 (SQLite's default before 3.32).
+    with store.db.engine.connect() as conn:  # the in-memory database's one connection
+        conn.connection.dbapi_connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
+    turns = [
+        Turn(role="user" if i % 2 == 0 else "assistant", text=f"bulk line {i}", id=f"b{i}")
+        for i in range(2000)
+    ]
+    session = store.session("default", "s")
+    began: list[object] = []
+
+    def begin(conn: object) -> None:
+        began.append(conn)
+
+    event.listen(store.db.engine, "begin", begin)
+    try:
+        stored = session.turns.append(turns, [5] * 2000, "o200k_base")
+    finally:
+        event.remove(store.db.engine, "begin", begin)
+    assert len(began) == 1  # one transaction
+    assert [s.seq for s in stored] == list(range(1, 2001))
+    log = store.turns("default", "s")
+    assert [t.turn.text for t in log] == [f"bulk line {i}" for i in range(2000)]
+    assert [t.seq for t in log] == list(range(1, 2001))
+    assert [t.id for t in session.turns.by_ids([t.id for t in reversed(turns)])] == [
+        f"b{i}" for i in range(2000)
+    ]
+    again = session.turns.append(turns, [5] * 2000, "o200k_base")  # stored once: the
+    assert [s.seq for s in again] == list(range(1, 2001))  # earlier records come back
+    assert store.count_turns("default", "s") == 2000
+    memory = RecursiveMemory("s", store=store, retry=FAST, max_tokens=300, max_summary_tokens=60)
+    result = memory.fold()  # a version may fold hundreds of turns: marked in one go
+    assert result.error is None and result.folded > 1000
+    folded = sum(len(v.turn_ids) for v in store.summaries("default", "s"))
+    assert folded == result.folded == sum(1 for t in store.turns("default", "s") if t.folded_in)
+    assert memory.context().tokens <= 300
 
 
 def test_the_cool_down_is_shared_by_every_object_of_a_session(store):

@@ -294,7 +294,7 @@ def _expire_first(store: MemoryStore, faults: _Faults) -> list[tuple[str, str]]:
         "file",
         pytest.param(
             "postgres",
-            marks=[pytest.mark.server, pytest.mark.xfail(strict=True, reason=_PG_EXPIRE)],
+            marks=[pytest.mark.server],
         ),
     ],
 )
@@ -496,12 +496,6 @@ def test_a_damaged_higmem_node_is_skipped_with_a_warning(caplog):
     assert {n.turn_id for n in fresh.turn_nodes()} >= set(ids[1:])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="storage/nodes.py _read() runs json.loads(row.meta) before decoded() sees the "
-    "row: a node row whose meta is not JSON raises JSONDecodeError out of retrieve() "
-    "instead of being skipped with a warning",
-)
 def test_a_higmem_node_row_that_is_not_json_is_skipped_with_a_warning(caplog):
     sid = f"json-{uuid.uuid4().hex[:8]}"
     store, ids = _indexed_higmem(sid)
@@ -613,12 +607,6 @@ def test_a_commit_whose_answer_was_lost_is_retried_and_stores_once(faults):
     assert [t.text for t in fresh.context().window] == ["before", "stored, answer lost"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="storage/turns.py append() returns only the turns this attempt inserted: when "
-    "Database._run retries an append whose first commit landed, add() returns [] for "
-    "turns that are stored (and sessions.advance() moved last_seq once per attempt)",
-)
 def test_a_retried_append_returns_the_turns_its_lost_commit_stored(faults):
     store = MemoryStore.in_memory()
     store.retry = RETRY
@@ -628,14 +616,6 @@ def test_a_retried_append_returns_the_turns_its_lost_commit_stored(faults):
     assert [s.turn.text for s in stored] == ["stored, answer lost"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="storage/database.py Database._run turns every final failure into a plain "
-    "StoreError ('nothing was written'), also one raised by the COMMIT itself, after "
-    "which the transaction may have landed; SessionTurns.append does not give the "
-    "prepared turns (their ids) to a WriteOutcomeUnknownError, so the application's "
-    "retry of add() stores the turns again under new ids",
-)
 def test_an_unknown_outcome_says_so_and_its_turns_store_once(faults):
     store = MemoryStore.in_memory()
     store.retry = RETRY
@@ -840,14 +820,6 @@ def test_a_fold_lease_lets_one_writer_summarize_at_a_time(database):
     _check_every_turn_in_one_place(store, "s", [t.id for t in store.turns("default", "s")])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="recursive/fold.py FoldRunner._attempt_steps loads and plans, then claims the "
-    "lease, and does not look again: a writer that folded and released the lease between "
-    "that load and the claim leaves the claimant summarizing a stale plan; its call is "
-    "wasted (its commit loses the compare-and-set). With 4 writers (the test above) "
-    "10-40% of the calls were wasted, against the 10% 0.1.0's fix allowed",
-)
 def test_a_fold_lease_claimed_after_another_writer_folded_wastes_no_call(tmp_path, monkeypatch):
     db = _Database("file", sqlite_url(tmp_path))
     model = _SlowSummarizer(delay=0.0)

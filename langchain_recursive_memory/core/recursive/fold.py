@@ -265,9 +265,9 @@ class FoldRunner:
         """Load, plan and fold; return whether another writer won a version first.
 
         One load and one plan: the lease is claimed after planning (a fold that is not
-        due claims nothing), and the plan stands. A writer
-        that folded between the load and the claim makes the commit lose, and the fold
-        loads again (:data:`MAX_FOLD_RELOADS`).
+        due claims nothing), then the session's head is read once more: a writer that
+        folded between the load and the claim makes the fold load and plan again
+        (:data:`MAX_FOLD_RELOADS`) before any summarizer call, holding the lease.
         """
         session = self.session
         state = yield from store_call(session.records.summaries.load)
@@ -281,6 +281,9 @@ class FoldRunner:
             if not (yield from lease.claim_steps()):
                 return False  # another writer folds the session now
             claimed = True
+            head = yield from store_call(session.records.head)
+            if head is None or head.version != (state.summary.version if state.summary else 0):
+                return True  # a writer folded between the load and the claim: plan again
         progress.pending = list(plan.folded)
         done_ids: set[str] = set()
         for number, chunk in enumerate(plan.chunks):

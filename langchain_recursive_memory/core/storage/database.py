@@ -42,8 +42,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -55,7 +54,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.util.concurrency import await_only, in_greenlet
 
-from ..errors import ConfigurationError, RecursiveMemoryError, StoreError
+from ..errors import (
+    ConfigurationError,
+    RecursiveMemoryError,
+    StoreError,
+    WriteOutcomeUnknownError,
+)
 from ..runtime.retry import Retrying, RetryPolicy
 from .schema import SCHEMA_VERSION, Tables
 
@@ -88,19 +92,6 @@ _TRANSIENT_SQLSTATES = {"40001", "40P01", "55P03", "57P01", "08000", "08003", "0
 def sqlite_url(folder: str | os.PathLike[str]) -> str:
     """The URL of the SQLite file of a store kept in ``folder``."""
     return f"sqlite:///{Path(folder).expanduser().resolve() / DATABASE_FILE}"
-
-
-def _transient(exc: Exception) -> bool:
-    """Whether a failed transaction is worth another attempt."""
-    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
-        return True
-    code = getattr(getattr(exc, "orig", None), "sqlstate", None)
-    if code in _TRANSIENT_SQLSTATES:
-        return True
-    text = str(getattr(exc, "orig", exc)).lower()
-    return isinstance(exc, OperationalError) and (
-        "locked" in text or "busy" in text or "connection" in text or "server closed" in text
-    )
 
 
 class Database:
@@ -154,15 +145,27 @@ class Database:
 
     # -- transactions ---------------------------------------------------------------------
 
-    @contextmanager
-    def _transaction(self, write: bool) -> Iterator[Connection]:
+    def _options(self, write: bool) -> dict[str, Any]:
+        options: dict[str, Any] = {"lrm_write": write}
+        if self.dialect == "postgresql" and not write:
+            options["isolation_level"] = "REPEATABLE READ"
+        return options
+
+    def _once(self, fn: Callable[[Connection], T], write: bool) -> T:
+        """One attempt: ``fn`` in a transaction; a failing commit raises :class:`_AtCommit`."""
         with self._turn or _NO_LOCK, self.engine.connect() as conn:
-            options: dict[str, Any] = {"lrm_write": write}
-            if self.dialect == "postgresql" and not write:
-                options["isolation_level"] = "REPEATABLE READ"
-            conn = conn.execution_options(**options)
-            with conn.begin():
-                yield conn
+            conn = conn.execution_options(**self._options(write))
+            transaction = conn.begin()
+            try:
+                result = fn(conn)
+            except BaseException:
+                transaction.rollback()
+                raise
+            try:
+                transaction.commit()
+            except SQLAlchemyError as exc:  # it may have landed: its answer was lost
+                raise _AtCommit(exc) from exc
+            return result
 
     def read(self, fn: Callable[[Connection], T], what: str = "read") -> T:
         """Run ``fn`` in a read transaction (one snapshot), retried when transient.
@@ -188,20 +191,26 @@ class Database:
         retrying = Retrying(self.retry, partial(self._error, what), _transient)
         while True:
             try:
-                with self._transaction(write) as conn:
-                    return fn(conn)
+                return self._once(fn, write)
             except RecursiveMemoryError:
                 raise
-            except SQLAlchemyError as exc:
+            except (SQLAlchemyError, _AtCommit) as exc:
                 delay = retrying.failed(exc)
                 logger.info("database %s: %s failed (%s); retrying", self.name, what, exc)
                 time.sleep(delay)
 
     def _error(self, what: str, exc: Exception, attempts: int) -> StoreError:
-        cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()
-        detail = cause[0] if cause else type(exc).__name__
+        at_commit = isinstance(exc, _AtCommit)
+        failure = exc.failure if isinstance(exc, _AtCommit) else exc
+        cause = str(getattr(failure, "orig", None) or failure).strip().splitlines()
+        detail = cause[0] if cause else type(failure).__name__
         tries = f" after {attempts} attempts" if attempts > 1 else ""
-        return StoreError(f"the database {self.name} failed to {what}{tries}: {detail}")
+        message = f"the database {self.name} failed to {what}{tries}: {detail}"
+        if at_commit:
+            return WriteOutcomeUnknownError(
+                f"{message} (at the commit: whether it was written is unknown)"
+            )
+        return StoreError(message)
 
     async def aread(self, fn: Callable[[Connection], T], what: str = "read") -> T:
         """Async twin of :meth:`read`."""
@@ -218,19 +227,29 @@ class Database:
         retrying = Retrying(self.retry, partial(self._error, what), _transient)
         while True:
             try:
-                async with engine.connect() as conn:
-                    options: dict[str, Any] = {"lrm_write": write}
-                    if self.dialect == "postgresql" and not write:
-                        options["isolation_level"] = "REPEATABLE READ"
-                    conn = await conn.execution_options(**options)
-                    async with conn.begin():
-                        return await conn.run_sync(fn)
+                return await self._aonce(engine, fn, write)
             except RecursiveMemoryError:
                 raise
-            except SQLAlchemyError as exc:
+            except (SQLAlchemyError, _AtCommit) as exc:
                 delay = retrying.failed(exc)
                 logger.info("database %s: %s failed (%s); retrying", self.name, what, exc)
                 await asyncio.sleep(delay)
+
+    async def _aonce(self, engine: AsyncEngine, fn: Callable[[Connection], T], write: bool) -> T:
+        """Async twin of :meth:`_once`."""
+        async with engine.connect() as conn:
+            conn = await conn.execution_options(**self._options(write))
+            transaction = await conn.begin()
+            try:
+                result = await conn.run_sync(fn)
+            except BaseException:
+                await transaction.rollback()
+                raise
+            try:
+                await transaction.commit()
+            except SQLAlchemyError as exc:
+                raise _AtCommit(exc) from exc
+            return result
 
     def _async_engine(self) -> AsyncEngine | None:
         """The async engine over the same database (None: no async driver, or in memory)."""
@@ -295,6 +314,29 @@ class Database:
         self.engine.dispose()
         if isinstance(self._async, AsyncEngine):
             self._async.sync_engine.dispose()
+
+
+class _AtCommit(Exception):
+    """A transaction whose commit failed: it may have landed (its answer was lost)."""
+
+    def __init__(self, failure: SQLAlchemyError) -> None:
+        super().__init__(str(failure))
+        self.failure = failure
+
+
+def _transient(exc: Exception) -> bool:
+    """Whether a failed transaction is worth another attempt."""
+    if isinstance(exc, _AtCommit):
+        exc = exc.failure
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    code = getattr(getattr(exc, "orig", None), "sqlstate", None)
+    if code in _TRANSIENT_SQLSTATES:
+        return True
+    text = str(getattr(exc, "orig", exc)).lower()
+    return isinstance(exc, OperationalError) and (
+        "locked" in text or "busy" in text or "connection" in text or "server closed" in text
+    )
 
 
 class _NoLock:

@@ -164,11 +164,14 @@ class SessionLifecycle:
         s, p = self.t.sessions, self.t.pending
 
         def write(conn: Connection) -> list[tuple[str, str, str | None]]:
-            found = conn.execute(select(s.c.ns, s.c.sid, s.c.skey, s.c.user_id).where(*where)).all()
+            # One statement: the database checks ``where`` again on a row a writer held
+            # (a session written meanwhile is kept), and says what it deleted.
+            found = conn.execute(
+                delete(s).where(*where).returning(s.c.ns, s.c.sid, s.c.skey, s.c.user_id)
+            ).all()
             if not found:
                 return []
             keys = [r.skey for r in found]
-            conn.execute(delete(s).where(s.c.skey.in_(keys)))
             now = time.time()
             conn.execute(delete(p).where(p.c.key.in_(keys)))
             conn.execute(

@@ -106,9 +106,10 @@ def _read(
     *,
     refs: Sequence[str] | None,
     after: int | None,
-) -> list[tuple[str, dict[str, Any]]]:
+) -> list[tuple[str, str, dict[str, str]]]:
+    """``(document, meta JSON, {ref: id})`` of the rows (the last names a damaged row)."""
     c = table.c
-    base = select(c.document, c.meta).where(c.session == row)
+    base = select(c.document, c.meta, c[ref]).where(c.session == row)
     if after is not None:
         base = base.where(c.link > after)
     if refs is None:
@@ -119,7 +120,7 @@ def _read(
             base.where(c[ref].in_(ids[i : i + IN_CHUNK])).order_by(c.created_at, c[ref])
             for i in range(0, len(ids), IN_CHUNK)
         ]
-    return [(r.document, json.loads(r.meta)) for q in queries for r in conn.execute(q)]
+    return [(r[0], r[1], {ref: r[2]}) for q in queries for r in conn.execute(q)]
 
 
 def turn_nodes(
@@ -132,7 +133,7 @@ def turn_nodes(
 ) -> list[TurnNode]:
     """The session's turn nodes (of ``refs``; written after indexing ``after``)."""
     found = _read(conn, t.turn_nodes, "tid", row, refs=refs, after=after)
-    return decoded("turn node", found, lambda r: TurnNode.from_metadata(*r))
+    return decoded("turn node", found, lambda r: TurnNode.from_metadata(r[0], json.loads(r[1])))
 
 
 def events(
@@ -145,6 +146,6 @@ def events(
 ) -> list[Event]:
     """The session's events (of ``refs``; written after indexing ``after``), oldest first."""
     found = _read(conn, t.events, "eid", row, refs=refs, after=after)
-    out = decoded("event", found, lambda r: Event.from_metadata(*r))
+    out = decoded("event", found, lambda r: Event.from_metadata(r[0], json.loads(r[1])))
     out.sort(key=lambda e: (e.created_at, e.id))
     return out

@@ -214,7 +214,7 @@ logger = logging.getLogger("langchain_recursive_memory")
 R = TypeVar("R")
 T = TypeVar("T")
 
-_NAMING_KEYS = ("ns", "sid", "tid", "kind", "version", "ref", "purpose")
+_NAMING_KEYS = ("ns", "sid", "tid", "eid", "key", "kind", "version", "ref", "purpose")
 _warned: set[str] = set()
 
 DAMAGED = (KeyError, TypeError, ValueError, AttributeError)

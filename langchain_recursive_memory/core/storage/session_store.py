@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.engine import Connection
 
-from ..errors import ConfigurationError, InvalidInputError
+from ..errors import ConfigurationError, InvalidInputError, WriteOutcomeUnknownError
 from ..events import Event, TurnNode
 from ..facts import Fact, merge_fact
 from ..runtime.effects import on_loop
@@ -244,8 +244,9 @@ class SessionTurns(_Part):
             InvalidInputError: For mismatched lengths or bad counts.
             ConfigurationError: When the session belongs to another user than ``user_id``
                 (nothing is written).
-            StoreError: When the database failed (nothing was written; adding the same
-                turns again stores each once: they carry their ids).
+            StoreError: When the database failed (nothing was written).
+            WriteOutcomeUnknownError: When the commit failed (they may be stored):
+                ``error.turns`` carry their ids; adding them again stores each once.
         """
         turns = turn_list(turns)
         if isinstance(tokens, str) or not isinstance(tokens, Sequence):
@@ -264,7 +265,14 @@ class SessionTurns(_Part):
                 session._join(conn, user_id)
             return written
 
-        stored: list[StoredTurn] = self.db.write(write, "append turns")
+        try:
+            stored: list[StoredTurn] = self.db.write(write, "append turns")
+        except WriteOutcomeUnknownError as exc:  # the commit's answer was lost
+            raise WriteOutcomeUnknownError(
+                f"{exc}. Add error.turns again when the database answers: their ids make "
+                "it store each turn at most once.",
+                [s.turn for s in prepared],
+            ) from exc
         return stored
 
     def _rows(self, what: str, fn: Any) -> list[StoredTurn]:

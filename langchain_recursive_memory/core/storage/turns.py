@@ -23,7 +23,7 @@ from sqlalchemy.engine import Connection
 from ..errors import InvalidInputError
 from ..turn import Turn
 from .keys import SessionOwner, new_turn_id
-from .records import StoredTurn
+from .records import StoredTurn, decoded
 from .schema import Tables
 from .sessions import advance
 
@@ -106,28 +106,27 @@ def append(
     """Append prepared turns (:func:`prepare`) to the session's log, creating its row.
 
     Returns:
-        The session's row id, and the turns written (with their order keys; turns whose
-        id the session held already are left out).
+        The session's row id, and the turns as stored, in the order given: those written
+        now with their order keys, and those whose id the session held already as the
+        earlier record (so a retried append returns what its lost commit stored).
     """
     now = time.time()
     newest = max((float(s.turn.created_at or 0.0) for s in prepared), default=0.0)
     row, last = advance(conn, t, owner, len(prepared), now=now, newest=newest, memory=memory)
-    held = _held_ids(conn, t, row, [s.id for s in prepared])
+    held = {s.id: s for s in by_ids(conn, t, row, [s.id for s in prepared])}
     fresh = [s for s in prepared if s.id not in held]
     first = last - len(prepared) + 1
-    written = [StoredTurn(s.turn, first + i, s.tokens, s.encoding) for i, s in enumerate(fresh)]
+    written = {
+        s.id: StoredTurn(s.turn, first + i, s.tokens, s.encoding) for i, s in enumerate(fresh)
+    }
     if written:
-        conn.execute(insert(t.turns), [turn_row(row, s) for s in written])
-    return row, written
+        conn.execute(insert(t.turns), [turn_row(row, s) for s in written.values()])
+    return row, [written.get(s.id) or held[s.id] for s in prepared]
 
 
-def _held_ids(conn: Connection, t: Tables, row: int, ids: Sequence[str]) -> set[str]:
-    c = t.turns.c
-    held: set[str] = set()
-    for start in range(0, len(ids), IN_CHUNK):
-        chunk = ids[start : start + IN_CHUNK]
-        held.update(conn.execute(select(c.tid).where(c.session == row, c.tid.in_(chunk))).scalars())
-    return held
+def _decoded(rows: Iterable[Row[Any]]) -> list[StoredTurn]:
+    """The stored turns of rows (a damaged row is skipped with a warning)."""
+    return decoded("turn", rows, lambda row: stored_turn(row))
 
 
 def _select(t: Tables) -> Any:
@@ -136,7 +135,7 @@ def _select(t: Tables) -> Any:
 
 def log(conn: Connection, t: Tables, row: int) -> list[StoredTurn]:
     """Every turn of the session, oldest first."""
-    return [stored_turn(r) for r in conn.execute(_select(t).where(t.turns.c.session == row))]
+    return _decoded(conn.execute(_select(t).where(t.turns.c.session == row)))
 
 
 def since(
@@ -147,14 +146,14 @@ def since(
     query = _select(t).where(c.session == row, c.seq > after)
     if upto is not None:
         query = query.where(c.seq <= upto)
-    return [stored_turn(r) for r in conn.execute(query)]
+    return _decoded(conn.execute(query))
 
 
 def unfolded(conn: Connection, t: Tables, row: int) -> list[StoredTurn]:
     """The turns no summary version has folded, oldest first."""
     c = t.turns.c
     query = _select(t).where(c.session == row, c.folded_in == 0)
-    return [stored_turn(r) for r in conn.execute(query)]
+    return _decoded(conn.execute(query))
 
 
 def by_ids(conn: Connection, t: Tables, row: int, turn_ids: Iterable[str]) -> list[StoredTurn]:
@@ -164,7 +163,7 @@ def by_ids(conn: Connection, t: Tables, row: int, turn_ids: Iterable[str]) -> li
     out: list[StoredTurn] = []
     for start in range(0, len(ids), IN_CHUNK):
         query = _select(t).where(c.session == row, c.tid.in_(ids[start : start + IN_CHUNK]))
-        out.extend(stored_turn(r) for r in conn.execute(query))
+        out.extend(_decoded(conn.execute(query)))
     out.sort(key=lambda s: s.seq)
     return out
 
