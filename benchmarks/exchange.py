@@ -50,19 +50,19 @@ import time
 
 _T0 = time.perf_counter()  # before any import: a fresh process's import time counts from here
 
-import argparse
-import gc
-import json
-import os
-import sqlite3
-import statistics
-import subprocess
-import sys
-import tempfile
-import uuid
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+import argparse  # noqa: E402
+import gc  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import sqlite3  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import uuid  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -307,10 +307,11 @@ def exchange_child(spec: dict[str, Any]) -> dict[str, Any]:
             if (i + 1) % WINDOW == 0:
                 loads.append(os.getloadavg()[0])
             if (i + 1) % spec["progress"] == 0 or i + 1 == size:
-                done = ", ".join(
-                    f"{s} {statistics.median([a + r for a, r in zip(adds[s][-WINDOW:], reads[s][-WINDOW:], strict=True)]) * 1000:.1f} ms"
+                recent = {
+                    s: [a + r for a, r in zip(adds[s][-WINDOW:], reads[s][-WINDOW:], strict=True)]
                     for s in systems
-                )
+                }
+                done = ", ".join(f"{s} {pct(v, 50):.1f} ms" for s, v in recent.items())
                 print(
                     f"[{size}] {i + 1} exchanges, {time.perf_counter() - started:.0f} s;"
                     f" last-{WINDOW} p50: {done}",
@@ -339,8 +340,8 @@ def exchange_child(spec: dict[str, Any]) -> dict[str, Any]:
                     pct(total[j : j + WINDOW], 90) for j in range(0, len(total), WINDOW)
                 ],
             }
-            if s in chroma and chroma[s]:
-                ch = chroma[s]
+            ch = chroma.get(s)
+            if ch:
                 row["in_chroma_p50_ms"] = pct(ch, 50)
                 row["in_chroma_share"] = sum(ch) / max(sum(total), 1e-12)
                 row["in_chroma_last_p50_ms"] = pct(ch[-w:], 50)
@@ -458,6 +459,7 @@ def memory_child(spec: dict[str, Any]) -> dict[str, Any]:
             coll = client.create_collection(f"raw-{uuid.uuid4().hex[:12]}", embedding_function=None)
             for i in range(exchanges):
                 turns, _question = lines.exchange(i)
+                placeholders: list[Sequence[float]] = [[0.0] for _ in turns]  # as the library
                 coll.add(
                     ids=[f"{sid}:{2 * i + j}" for j in range(len(turns))],
                     documents=[t for _, _, t in turns],
@@ -465,7 +467,7 @@ def memory_child(spec: dict[str, Any]) -> dict[str, Any]:
                         {"sid": sid, "seq": 2 * i + j, "role": r, "name": nm}
                         for j, (r, nm, _) in enumerate(turns)
                     ],
-                    embeddings=[[0.0] for _ in turns],
+                    embeddings=placeholders,
                 )
                 coll.get(where={"sid": sid}, include=["documents", "metadatas"])
             del coll, client
@@ -517,6 +519,20 @@ def _ratio(value: float, base: float | None) -> float | None:
     return None if not base else value / base
 
 
+def block_ratio(row: dict[str, Any], base: dict[str, Any] | None) -> float | None:
+    """The median, over blocks of ``WINDOW`` exchanges, of the block's p50 over the
+    baseline's p50 in the same block: a ratio the machine's load drifting affects least."""
+    if not base:
+        return None
+    pairs = zip(row["blocks_p50_ms"], base["blocks_p50_ms"], strict=False)
+    ratios = [a / b for a, b in pairs if b]
+    return statistics.median(ratios) if ratios else None
+
+
+def _ms(v: float) -> str:
+    return f"{v:.2f}" if v < 10 else f"{v:.1f}"
+
+
 def exchange_rows(result: dict[str, Any]) -> list[list[Any]]:
     rows = []
     for size, got in result["exchange"].items():
@@ -526,16 +542,22 @@ def exchange_rows(result: dict[str, Any]) -> list[list[Any]]:
             rows.append(
                 [
                     s,
-                    f"{size}" + (f" (capped at {capped})" if capped else ""),
-                    row["first"]["p50_ms"],
-                    row["first"]["p90_ms"],
-                    row["last"]["p50_ms"],
-                    row["last"]["p90_ms"],
-                    row["all"]["p50_ms"],
-                    row["all"]["add_p50_ms"],
-                    row["all"]["read_p50_ms"],
+                    f"{int(size):,}" + (f" (capped at {capped})" if capped else ""),
+                    *(
+                        _ms(row[w][k])
+                        for w, k in (
+                            ("first", "p50_ms"),
+                            ("first", "p90_ms"),
+                            ("last", "p50_ms"),
+                            ("last", "p90_ms"),
+                            ("all", "p50_ms"),
+                            ("all", "add_p50_ms"),
+                            ("all", "read_p50_ms"),
+                        )
+                    ),
                     _fmt(_ratio(row["all"]["p50_ms"], base and base["all"]["p50_ms"])),
                     _fmt(_ratio(row["last"]["p50_ms"], base and base["last"]["p50_ms"])),
+                    _fmt(block_ratio(row, base)),
                     _fmt(row.get("in_chroma_share"), pct_=True),
                 ]
             )
@@ -551,8 +573,10 @@ def _fmt(v: float | None, pct_: bool = False) -> str:
 def report(result: dict[str, Any]) -> None:
     if result.get("exchange"):
         console.print(
-            f"first/last = the first/last {WINDOW} exchanges; /LI = the system's p50 over "
-            "LlamaIndex Memory's in the same run; in Chroma = share of the time in Chroma calls"
+            f"first/last = the first/last {WINDOW} exchanges; add, read = their p50 over all; "
+            "/LI = the system's p50 over LlamaIndex Memory's in the same run (all, last "
+            f"{WINDOW}, and blk: the median over blocks of {WINDOW} of the blocks' ratios); "
+            "Chroma = the share of our time spent inside Chroma calls"
         )
         print_table(
             f"Per exchange (add user + assistant, then the read), ms; label {result['label']}",
@@ -564,11 +588,12 @@ def report(result: dict[str, Any]) -> None:
                 "last p50",
                 "last p90",
                 "all p50",
-                "add p50",
-                "read p50",
+                "add",
+                "read",
                 "/LI all",
                 "/LI last",
-                "in Chroma",
+                "/LI blk",
+                "Chroma",
             ],
             exchange_rows(result),
         )
@@ -578,16 +603,29 @@ def report(result: dict[str, Any]) -> None:
         print_table(
             f"Bulk ingest of {bulk['turns']:,} turns (batches of {bulk['batch']}), "
             "first read in a fresh process",
-            ["system", "ingest s", "turns/s", "fresh: import s", "open s", "first read s",
-             "second read s", "process s"],
+            [
+                "system",
+                "ingest s",
+                "turns/s",
+                "fresh: import s",
+                "open s",
+                "first read s",
+                "second read s",
+                "process s",
+            ],
             [
                 [
                     s,
                     secs,
                     bulk["turns_per_second"][s],
                     *(
-                        [first[s]["import_s"], first[s]["open_s"], first[s]["first_read_s"],
-                         first[s]["second_read_s"], first[s].get("process_s", 0.0)]
+                        [
+                            first[s]["import_s"],
+                            first[s]["open_s"],
+                            first[s]["first_read_s"],
+                            first[s]["second_read_s"],
+                            first[s].get("process_s", 0.0),
+                        ]
                         if s in first
                         else ["-"] * 5
                     ),
@@ -599,8 +637,14 @@ def report(result: dict[str, Any]) -> None:
     if mem:
         print_table(
             "Memory released by dropped stores (RSS MB)",
-            ["kind", "stores x exchanges", "after warm-up", "after last", "per store",
-             "per store after malloc_trim"],
+            [
+                "kind",
+                "stores x exchanges",
+                "after warm-up",
+                "after last",
+                "per store",
+                "per store after malloc_trim",
+            ],
             [
                 [
                     k,
@@ -637,13 +681,20 @@ def draw(result: dict[str, Any]) -> Any:
             ax = axes[-1]
             names = list(bulk["seconds"])
             first = result.get("first_read") or {}
-            xs = range(len(names))
-            ax.bar([x - 0.2 for x in xs], [bulk["seconds"][s] for s in names], 0.4,
-                   label=f"ingest {bulk['turns']:,} turns (s)")
-            ax.bar([x + 0.2 for x in xs],
-                   [first[s]["open_and_first_read_s"] if s in first else 0 for s in names],
-                   0.4, label="fresh process: open + first read (s)")
-            ax.set_xticks(list(xs), names)
+            at = list(range(len(names)))
+            ax.bar(
+                [x - 0.2 for x in at],
+                [bulk["seconds"][s] for s in names],
+                0.4,
+                label=f"ingest {bulk['turns']:,} turns (s)",
+            )
+            ax.bar(
+                [x + 0.2 for x in at],
+                [first[s]["open_and_first_read_s"] if s in first else 0 for s in names],
+                0.4,
+                label="fresh process: open + first read (s)",
+            )
+            ax.set_xticks(at, names)
             ax.set_yscale("log")
             ax.set_title("bulk ingest, first read")
             ax.grid(True, axis="y", which="both", alpha=0.3)
@@ -677,16 +728,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", default=str(RESULTS), help="directory of the JSON and PNG")
     p.add_argument("--data", default=str(DEFAULT_LOCOMO), help="a LoCoMo-format file")
     p.add_argument("--quick", action="store_true", help="a smoke run: 30 exchanges, small parts")
+    p.add_argument(
+        "--replot",
+        action="store_true",
+        help="print the tables and redraw the PNG of <out>/exchange-<label>.json, measure nothing",
+    )
     p.add_argument("--floor-rows", type=int, default=50, help="rows the SQLite floor reads")
     p.add_argument("--bulk-turns", type=int, default=10_000)
     p.add_argument("--ingest-batch", type=int, default=1000)
     p.add_argument("--mem-stores", type=int, default=10)
     p.add_argument("--mem-exchanges", type=int, default=150)
     p.add_argument(
-        "--cap-minutes", type=float, default=90.0,
+        "--cap-minutes",
+        type=float,
+        default=90.0,
         help="stop a system's exchanges once they took this long (others go on)",
     )
     args = p.parse_args(argv)
+    if args.replot:
+        path = Path(args.out) / f"exchange-{args.label}.json"
+        old = json.loads(path.read_text())
+        draw(old)(path.with_suffix(".png"))
+        report(old)
+        console.print(f"load: start {old['uptime_start']}\n      end   {old['uptime_end']}")
+        return 0
     sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     parts = [s.strip() for s in args.parts.split(",") if s.strip()]
@@ -762,8 +827,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             result["first_read"] = {}
             for s in systems:
                 console.print(f"first read in a fresh process: {s}")
-                spec = {**common, "system": s, "root": tmp,
-                        "question": result["bulk"]["question"]}
+                spec = {**common, "system": s, "root": tmp, "question": result["bulk"]["question"]}
                 t0 = time.perf_counter()
                 got = run_child("first_read", spec, timeout=3600)
                 got["process_s"] = time.perf_counter() - t0  # spawn to exit, as the parent saw
@@ -774,8 +838,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         kinds = ["ours", "raw_chromadb"] if "hybrid" in systems else ["raw_chromadb"]
         for kind in kinds:
             console.print(f"memory of dropped stores: {kind}")
-            spec = {**common, "kind": "ours" if kind == "ours" else "raw",
-                    "stores": args.mem_stores, "exchanges": args.mem_exchanges}
+            spec = {
+                **common,
+                "kind": "ours" if kind == "ours" else "raw",
+                "stores": args.mem_stores,
+                "exchanges": args.mem_exchanges,
+            }
             result["memory"][kind] = run_child("memory", spec, timeout=3600)
         save()
     save()
