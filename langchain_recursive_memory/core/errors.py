@@ -6,7 +6,7 @@ derives from :class:`RecursiveMemoryError`, so one ``except`` clause catches the
     RecursiveMemoryError
     ├── ConfigurationError      a parameter or a combination of parameters is invalid
     ├── InvalidInputError       a message, session id or query cannot be accepted
-    ├── StoreError              Chroma failed; nothing was half-written
+    ├── StoreError              the database or Chroma failed; nothing was half-written
     │   └── WriteOutcomeUnknownError  ... and whether the write landed cannot be told
     ├── ModelError              an LLM call failed after its retries
     │   ├── ModelTimeoutError   ... because it did not answer in time
@@ -99,15 +99,18 @@ class InvalidInputError(RecursiveMemoryError, ValueError):
 
 
 class StoreError(RecursiveMemoryError, RuntimeError):
-    """The Chroma store failed (connection, timeout, rejected write)."""
+    """The database or Chroma failed (connection, timeout, rejected write); it names which.
+
+    A database that cannot be reached is named with its password masked.
+    """
 
 
 class WriteOutcomeUnknownError(StoreError):
-    """A write failed in a way that leaves unknown whether Chroma stored it.
+    """A write failed in a way that leaves unknown whether the database stored it.
 
-    Raised when a request timed out (the server may have stored it and lost the answer)
-    and reading the records back failed too. The turns carry the ids they were given:
-    adding ``error.turns`` again, once the store answers, stores each at most once.
+    Raised when the commit of an append failed for good (the database may have stored it
+    and lost the answer). The turns carry the ids they were given: adding
+    ``error.turns`` again, once the store answers, stores each at most once.
 
     Attributes:
         turns: The :class:`~.turn.Turn` objects of the write, with their ids and creation
