@@ -46,13 +46,11 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables.config import RunnableConfig, ensure_config
 from pydantic import ConfigDict, Field
 
-from .core.deprecations import warn_deprecated
 from .core.errors import ConfigurationError
 from .core.higmem import HiGMem, RetrievedTurn
 from .core.recursive import RecursiveMemory
 from .core.retrieval.hits import RecallHit
 from .core.retrieval.pool import SESSION, check_scope
-from .core.tokenizer import TokenCounter
 
 __all__ = [
     "HiGMemRetriever",
@@ -73,17 +71,13 @@ def hits_to_documents(
     memory: RecursiveMemory,
     *,
     max_tokens: int | None = None,
-    counter: TokenCounter | None = None,
 ) -> list[Document]:
     """Convert recall hits to LangChain documents, best first, within ``max_tokens``.
 
     Which hits fit is decided by the memory's context builder (the core counts tokens).
     ``metadata["rank"]`` is the hit's place in ``hits`` (1 = best), so a hit skipped for
-    its size leaves a gap. ``counter`` is deprecated since 0.2.0 and not used (the
-    memory's own counter is); it goes in 0.3.0.
+    its size leaves a gap.
     """
-    if counter is not None:
-        warn_deprecated("hits_to_documents(counter=...)", "no counter (the memory's is used)")
     docs: list[Document] = []
     rank = {id(hit): n for n, hit in enumerate(hits, start=1)}
     for hit in memory.context_builder.pack(hits, max_tokens):

@@ -22,9 +22,6 @@ from langchain_recursive_memory.core.storage.server import LocalChromaServer
 # Never touch a developer's real store from the tests.
 os.environ.setdefault("LANGCHAIN_RECURSIVE_MEMORY_PATH", "/nonexistent/lrm-tests-must-pass-a-path")
 
-# 0.1.0's examples, run as scripts by test_deprecations.py: not modules to collect doctests from.
-collect_ignore_glob = ["data/examples_0_1_0/*"]
-
 FAST_RETRY = RetryPolicy(attempts=2, initial_delay=0.0, timeout=5.0, cooldown=0.0)
 
 

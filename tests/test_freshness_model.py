@@ -380,9 +380,12 @@ def test_freshness_model_server(chroma_server, pg_url):
     def second_process() -> Subprocess:
         return Subprocess(host, port, pg_url, prefix[0])
 
-    def drop_tables() -> None:
+    def drop_tables() -> None:  # and the run's collections: every store opened lists them
         with fresh_store(open_store) as store:
             store.db.tables.metadata.drop_all(store.db.engine)
+            for name in store.chroma.collection_names():
+                if name.startswith(f"{store.prefix}_"):
+                    store.client.delete_collection(name)
 
     class Run(Freshness):
         opener = staticmethod(open_store)

@@ -1,4 +1,4 @@
-"""Names that say what a thing is (issue 23): one name per idea, older names still work.
+"""Names that say what a thing is (issue 23): one name per idea, the older names gone.
 
 * no method or function of the library is called just ``steps``: an operation written as
   steps is named ``<verb>_steps``;
@@ -56,23 +56,21 @@ def test_scope_names_one_idea_and_old_class_names_are_gone():
     assert {"FoldRunner", "TurnNode", "SessionRef", "SessionOwner", "UserOwner"} <= set(classes)
 
 
-def test_old_public_names_still_work():
+def test_the_new_names_work_and_the_0_1_0_ones_are_gone():
     store = MemoryStore.in_memory()
     memory = RecursiveMemory("names", store=store, max_tokens=300)
     for i in range(30):
         memory.add([Turn(role="user", text=f"Message {i} about the orchard and its pears.")])
-    with pytest.warns(DeprecationWarning, match="TurnNote is deprecated since 0.2.0"):
-        from langchain_recursive_memory.core import TurnNote
-    assert TurnNote is TurnNode
-    assert memory.get_summary() is not None
-    with pytest.warns(DeprecationWarning, match=r"summary\(\) is deprecated since 0.2.0"):
-        assert memory.summary() == memory.get_summary()
+    with pytest.raises(ImportError):  # 0.1.0's name, deprecated by 0.2.0, removed in 0.3.0
+        from langchain_recursive_memory.core import TurnNote  # noqa: F401
+    assert memory.get_summary() is not None and not hasattr(memory, "summary")
     assert isinstance(memory.session, SessionRef) and not hasattr(memory, "scope")  # unshipped
     graph = HiGMem("names-hg", store=store)
     graph.add([Turn(role="user", text="Ada booked the Lisbon trip.")])
     graph.flush()
-    with pytest.warns(DeprecationWarning, match=r"notes\(\) is deprecated since 0.2.0"):
-        assert graph.notes() == graph.turn_nodes() != []
+    nodes = graph.turn_nodes()
+    assert nodes != [] and all(isinstance(n, TurnNode) for n in nodes)
+    assert not hasattr(graph, "notes")
 
 
 @pytest.mark.asyncio
@@ -88,8 +86,8 @@ async def test_get_summary_is_the_record_everywhere_and_summary_its_text():
         assert record is not None and adapter.summary == record.text
         assert await adapter.aget_summary() == record
     engine = history.memory
-    with pytest.warns(DeprecationWarning, match=r"asummary\(\) is deprecated since 0.2.0"):
-        assert await engine.aget_summary() == engine.get_summary() == await engine.asummary()
+    assert await engine.aget_summary() == engine.get_summary() is not None
+    assert not hasattr(engine, "asummary")
 
 
 def llama_messages(i: int) -> list:

@@ -15,12 +15,6 @@ import langchain_recursive_memory.core as core
 ROOT = Path(__file__).resolve().parents[1]
 
 
-# 0.1.0's names kept in __all__ until 0.3.0 warn (tests/test_deprecations.py checks that)
-DEPRECATED_NAMES_WARN = pytest.mark.filterwarnings(
-    "ignore:.*deprecated since 0.2.0:DeprecationWarning"
-)
-
-
 #: every package of the library with an ``__all__`` (ruff's RUF022 would sort them
 #: isort-style; they keep sorted() order)
 PACKAGES_WITH_ALL = [
@@ -47,7 +41,6 @@ def test_every_package_with_all_is_listed():
     assert found == PACKAGES_WITH_ALL
 
 
-@DEPRECATED_NAMES_WARN
 @pytest.mark.parametrize("name", PACKAGES_WITH_ALL)
 def test_all_is_sorted_unique_and_importable(name):
     module = importlib.import_module(name)
@@ -93,7 +86,6 @@ def test_top_level_exports():
     }
 
 
-@DEPRECATED_NAMES_WARN
 def test_errors_form_one_hierarchy():
     base = core.RecursiveMemoryError
     for name in core.__all__:

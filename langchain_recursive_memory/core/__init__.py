@@ -12,11 +12,8 @@ Example:
     ['I prefer tea.']
 """
 
-from typing import Any
-
 from .cache import CacheLimits
 from .config import MemoryConfig
-from .deprecations import moved_attribute
 from .errors import (
     ConfigurationError,
     EmbeddingError,
@@ -96,7 +93,6 @@ __all__ = [
     "ToolCall",
     "Turn",
     "TurnNode",
-    "TurnNote",  # noqa: F822 (moved: served by __getattr__ below, with a warning)
     "Usage",
     "UserInfo",
     "WriteOutcomeUnknownError",
@@ -104,10 +100,3 @@ __all__ = [
     "encoding_name_for_model",
     "get_encoding",
 ]
-
-# 0.1.0's names that moved (DeprecationWarning until 0.3.0): MemoryStore's methods of
-# the engines' protocol (now store.session(ns, sid)), and TurnNote here.
-
-
-def __getattr__(name: str) -> Any:
-    return moved_attribute(__name__, name)

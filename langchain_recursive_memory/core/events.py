@@ -27,8 +27,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .deprecations import moved_attribute
-
 __all__ = [
     "DEFAULT_MAX_EVENT_TURNS",
     "DEFAULT_SESSION_GAP",
@@ -38,8 +36,6 @@ __all__ = [
     "TurnNode",
     "segment_labels",
 ]
-# 0.1.0's names, resolved (with a DeprecationWarning) by __getattr__ below
-__all__ += ["TurnNote", "segment_events"]  # noqa: F822
 
 DEFAULT_SESSION_GAP = 1800.0
 """Seconds of silence that start a new segment (a conversation session)."""
@@ -262,8 +258,3 @@ def segment_labels(
         current, segmenter = segmenter.push(label, ts)
         out.append(current)
     return out
-
-
-def __getattr__(name: str) -> Any:
-    # 0.1.0's TurnNote and segment_events (DeprecationWarning until 0.3.0)
-    return moved_attribute(__name__, name)

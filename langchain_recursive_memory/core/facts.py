@@ -43,8 +43,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .deprecations import moved_attribute
-
 __all__ = [
     "MAX_ORIGINS",
     "MAX_PREVIOUS",
@@ -55,14 +53,6 @@ __all__ = [
     "normalize_key",
     "normalized_text",
     "without_session",
-]
-# 0.1.0's names, resolved (with a DeprecationWarning) by __getattr__ below
-__all__ += [  # noqa: F822
-    "FACTS_INSTRUCTIONS",
-    "facts_prompt",
-    "parse_combined",
-    "parse_facts",
-    "render_known_facts",
 ]
 
 MAX_PREVIOUS = 5
@@ -305,8 +295,3 @@ def _from_origins(base: Fact, origins: list[FactOrigin]) -> Fact:
 def normalized_text(text: str) -> str:
     """``text`` lowercased with its whitespace folded (to tell a restatement from a change)."""
     return " ".join(text.lower().split())
-
-
-def __getattr__(name: str) -> Any:
-    # 0.1.0's prompt and parser names, now in core.prompts.facts (DeprecationWarning until 0.3.0)
-    return moved_attribute(__name__, name)

@@ -20,14 +20,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .deprecations import moved_attribute
 from .errors import InvalidInputError
 from .message_dicts import turns_from_dict
 from .turn import Turn
 
 __all__ = ["read_jsonl", "turns_from_dicts"]
-# 0.1.0's names, resolved (with a DeprecationWarning) by __getattr__ below
-__all__ += ["ingest", "locomo_sessions", "locomo_turns"]  # noqa: F822
 
 
 def turns_from_dicts(records: Iterable[Mapping[str, Any]]) -> list[Turn]:
@@ -90,9 +87,3 @@ def _stable_id(position: int, turn: Turn) -> str:
     """The id :func:`read_jsonl` derives for the ``position``-th record (from 1)."""
     digest = hashlib.blake2b(f"{turn.role}\x00{turn.text}".encode(), digest_size=4)
     return f"j{position}-{digest.hexdigest()}"
-
-
-def __getattr__(name: str) -> Any:
-    # 0.1.0's ingest(), locomo_turns() and locomo_sessions() moved to the command line's
-    # cli.loaders (DeprecationWarning until 0.3.0; imported on use: the core never loads it)
-    return moved_attribute(__name__, name)

@@ -29,7 +29,6 @@ from collections.abc import Callable, Sequence
 from os import PathLike
 from typing import Any
 
-from ..deprecations import warn_deprecated
 from ..engine import Engine, resolve_config
 from ..events import Event, TurnNode
 from ..models import TextModel
@@ -240,11 +239,6 @@ class HiGMem(Engine):
     async def aturn_nodes(self) -> list[TurnNode]:
         """Async twin of :meth:`turn_nodes`."""
         return await self.runner.arun(self._turn_nodes_steps())
-
-    def notes(self) -> list[TurnNode]:
-        """Deprecated since 0.2.0 (gone in 0.3.0): use :meth:`turn_nodes`."""
-        warn_deprecated("HiGMem.notes()", "HiGMem.turn_nodes()")
-        return self.turn_nodes()
 
     def _turn_nodes_steps(self) -> Steps[list[TurnNode]]:
         if self.model is None:

@@ -67,7 +67,6 @@ from ..usage import UsageRecord
 from ..validation import check_count, check_optional_text, check_tokens, check_when
 from .archive import ArchiveIndex
 from .context import Context, ContextBuilder
-from .deprecated import DeprecatedNames
 from .derived import DerivedWriter
 from .fold import FoldResult, FoldRunner
 from .rebuild import Rebuilder
@@ -82,7 +81,7 @@ CONTEXT_RECALL_K = 12
 """Memories considered for the recall share of ``context(query)`` by default."""
 
 
-class RecursiveMemory(DeprecatedNames, Engine):
+class RecursiveMemory(Engine):
     """Recursive summary memory of one session, on a Chroma store.
 
     Args:
@@ -181,7 +180,6 @@ class RecursiveMemory(DeprecatedNames, Engine):
         self._background = BackgroundFolds()
         self.context_builder = ContextBuilder(self.config, self.counter)
         facts = FactSettings(extract_facts, fact_mode, fact_attempts)
-        self._attempts = {"shorten_attempts": shorten_attempts, "fact_attempts": fact_attempts}
         session, models, user = self.session, self.models, self.user
         summarizer = Summarizer(
             session,
