@@ -61,7 +61,12 @@ STORAGE = f"{CORE}.storage"
 RENAMED: dict[str, str] = {}
 
 #: class name -> {0.2.0 member this round renamed: what its warning says to use instead}
-RENAMED_MEMBERS: dict[str, dict[str, str]] = {}
+RENAMED_MEMBERS: dict[str, dict[str, str]] = {
+    "SessionNodes": {
+        "put_events": "store.session(ns, sid).nodes.commit()",
+        "put_turn_nodes": "store.session(ns, sid).nodes.commit()",
+    },
+}
 
 
 def _breaks(reason: str, *paths: str) -> dict[str, str]:
@@ -187,9 +192,6 @@ KNOWN_BREAKS: dict[str, str] = {
             )
         ),
         f"{STORAGE}.session_store.SessionNodes.commit_link",
-        f"{STORAGE}.session_store.SessionNodes.put_events",
-        f"{STORAGE}.session_store.SessionNodes.put_turn_nodes",
-        f"{STORAGE}.session_store.SessionSummaries.commit(repair_ids)",
         f"{STORAGE}.session_store.SessionSummaries.hint",
         f"{STORAGE}.session_store.SessionTurns.settle",
     ),
@@ -206,10 +208,6 @@ KNOWN_BREAKS: dict[str, str] = {
         _PARTS,
         f"{STORAGE}.session_store.StoreParts",
         f"{CORE}.MemoryStore.parts",
-    ),
-    f"{STORAGE}.migrations.Migration(positional order)": (
-        "migrate()'s result counts the sessions moved into the database first "
-        "(Migration.sessions, new in 0.3.0); applications read it, never build it"
     ),
 }
 
@@ -534,3 +532,23 @@ def test_0_1_0_members_fail_with_an_attribute_error(store):
         HiGMem("old-graph", store=store).notes()  # turn_nodes()
     with pytest.raises(AttributeError):
         store.append  # noqa: B018 (store.session(ns, sid).turns.append)
+
+
+def test_0_2_0_node_writes_still_work_and_name_commit(store):
+    from langchain_recursive_memory.core import Turn
+    from langchain_recursive_memory.core.events import Event, TurnNode
+
+    session = store.session("default", "old-api")
+    session.turns.append([Turn(role="user", text="Ada likes pears.", id="t1")], [6], "o200k_base")
+    node = TurnNode(
+        turn_id="t1", speaker="user", timestamp=1.7e9, segment="s0", keywords=("pears",)
+    )
+    event = Event(id="e1", summary="Ada and pears.", turn_ids=("t1",), created_at=1.7e9)
+    replacement = "store.session(ns, sid).nodes.commit()"
+    with pytest.warns(DeprecationWarning, match=re.escape(replacement)):
+        session.nodes.put_turn_nodes([node])
+    with pytest.warns(DeprecationWarning, match=re.escape(replacement)):
+        session.nodes.put_events([event])
+    assert [n.turn_id for n in session.nodes.turn_nodes()] == ["t1"]
+    assert [e.summary for e in session.nodes.events()] == ["Ada and pears."]
+    assert session.head().indexed == 2  # each an indexing of its own: readers see both

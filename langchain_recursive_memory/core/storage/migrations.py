@@ -103,18 +103,18 @@ class Migration:
     """What :func:`migrate` did (or, dry, would do).
 
     Attributes:
-        sessions: ``(namespace, session_id, turns)`` of each session moved into the
-            database (or that would be).
         renamed: ``(old collection, new collection)`` pairs of vector collections.
         left: ``(collection, why)`` of the legacy collections left as they are.
         dry_run: Nothing was changed.
+        sessions: ``(namespace, session_id, turns)`` of each session moved into the
+            database (or that would be).
         seconds: How long it took.
     """
 
-    sessions: list[tuple[str, str, int]] = field(default_factory=list)
     renamed: list[tuple[str, str]] = field(default_factory=list)
     left: list[tuple[str, str]] = field(default_factory=list)
     dry_run: bool = False
+    sessions: list[tuple[str, str, int]] = field(default_factory=list)
     seconds: float = 0.0
 
     @property

@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.engine import Connection
 
-from ..errors import ConfigurationError, InvalidInputError, WriteOutcomeUnknownError
+from ..deprecations import warn_deprecated
+from ..errors import (
+    ConfigurationError,
+    InvalidInputError,
+    StoreError,
+    WriteOutcomeUnknownError,
+)
 from ..events import Event, TurnNode
 from ..facts import Fact, merge_fact
 from ..runtime.effects import on_loop
@@ -395,20 +401,24 @@ class SessionSummaries(_Part):
         self.db.write(lambda c: rows.release_lease(c, self.t, owner, holder), "release a lease")
 
     @on_loop
-    def commit(self, new: Summary, also: Sequence[str] = ()) -> bool:
+    def commit(self, new: Summary, repair_ids: Sequence[str] = ()) -> bool:
         """Write summary version ``new`` if no other writer has written that version.
 
-        One transaction: the version, and its turns (and ``also``) marked folded.
+        One transaction: the version, and its turns (and ``repair_ids``: turns an earlier
+        release's fold left unmarked) marked folded.
 
         Returns:
             True if this call wrote the version; False if another writer had (reload).
         """
 
         def write(conn: Connection, row: int | None) -> bool:
-            return row is not None and versions.commit(conn, self.t, row, new, also)
+            return row is not None and versions.commit(conn, self.t, row, new, repair_ids)
 
         won: bool = self.db.write(lambda c: write(c, _row_of(c, self.t, self.session.key)), "fold")
         return won
+
+
+_PUT_ATTEMPTS = 5
 
 
 def _row_of(conn: Connection, t: Any, skey: str) -> int | None:
@@ -575,6 +585,26 @@ class SessionNodes(_Part):
 
         won: bool = self.db.write(write, "write HiGMem nodes")
         return won
+
+    def put_turn_nodes(self, nodes: Sequence[TurnNode]) -> None:
+        """Deprecated since 0.3.0: write turn nodes as an indexing of their own.
+
+        Use :meth:`commit`, which writes an indexing's nodes and events together.
+        """
+        warn_deprecated("SessionNodes.put_turn_nodes()", "store.session(ns, sid).nodes.commit()")
+        self._put(nodes, ())
+
+    def put_events(self, events: Sequence[Event]) -> None:
+        """Deprecated since 0.3.0: write events as an indexing of their own (:meth:`commit`)."""
+        warn_deprecated("SessionNodes.put_events()", "store.session(ns, sid).nodes.commit()")
+        self._put((), events)
+
+    def _put(self, nodes: Sequence[TurnNode], events: Sequence[Event]) -> None:
+        for _ in range(_PUT_ATTEMPTS):  # the next number, unless another indexing takes it
+            head = self.session.head()
+            if self.commit((head.indexed if head is not None else 0) + 1, nodes, events):
+                return
+        raise StoreError(f"session {self.session.session_id!r}: other indexings kept writing")
 
     def drop(self) -> None:
         """Delete the turn nodes and events, and the events' vectors (a rebuild starts so)."""

@@ -38,6 +38,7 @@ from .schema import Tables
 
 __all__ = [
     "advance",
+    "dialect_insert",
     "bump_facts",
     "claim_lease",
     "describe",
@@ -55,7 +56,7 @@ __all__ = [
 ]
 
 
-def _insert(conn: Connection, table: Table) -> Any:
+def dialect_insert(conn: Connection, table: Table) -> Any:
     """The dialect's INSERT, which knows ``ON CONFLICT`` (SQLite and PostgreSQL)."""
     name = conn.dialect.name
     if name == "postgresql":
@@ -76,7 +77,7 @@ def insert_ignore(
     """Insert rows, leaving any whose ``keys`` are taken as they are (insert-if-absent)."""
     if not rows:
         return
-    stmt = _insert(conn, table).on_conflict_do_nothing(index_elements=list(keys))
+    stmt = dialect_insert(conn, table).on_conflict_do_nothing(index_elements=list(keys))
     conn.execute(stmt, list(rows) if not isinstance(rows, Mapping) else [rows])
 
 
@@ -89,7 +90,7 @@ def upsert(
     """Insert rows, overwriting those whose ``keys`` are taken (every other column)."""
     if not rows:
         return
-    stmt = _insert(conn, table)
+    stmt = dialect_insert(conn, table)
     names = [c for c in rows[0] if c not in {k.name for k in keys}]
     stmt = stmt.on_conflict_do_update(
         index_elements=list(keys), set_={n: stmt.excluded[n] for n in names}
@@ -167,7 +168,7 @@ def advance(
         ``count`` keys up to it).
     """
     s = t.sessions
-    stmt = _insert(conn, s).values(
+    stmt = dialect_insert(conn, s).values(
         ns=owner.namespace,
         sid=owner.session_id,
         skey=owner.key,

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Row, func, insert, select, update
+from sqlalchemy import Row, func, select, update
 from sqlalchemy.engine import Connection
 
 from ..errors import InvalidInputError
@@ -25,7 +25,7 @@ from ..turn import Turn
 from .keys import SessionOwner, new_turn_id
 from .records import StoredTurn, decoded
 from .schema import Tables
-from .sessions import advance
+from .sessions import advance, dialect_insert
 
 __all__ = [
     "IN_CHUNK",
@@ -110,18 +110,38 @@ def append(
         now with their order keys, and those whose id the session held already as the
         earlier record (so a retried append returns what its lost commit stored).
     """
-    now = time.time()
-    newest = max((float(s.turn.created_at or 0.0) for s in prepared), default=0.0)
-    row, last = advance(conn, t, owner, len(prepared), now=now, newest=newest, memory=memory)
-    held = {s.id: s for s in by_ids(conn, t, row, [s.id for s in prepared])}
+    held = _held(conn, t, owner, [s.id for s in prepared])
     fresh = [s for s in prepared if s.id not in held]
-    first = last - len(prepared) + 1
+    if not fresh:  # a retry whose commit had landed, or turns added again
+        row = next(iter(held.values()))[0]
+        return row, [held[s.id][1] for s in prepared]
+    newest = max(float(s.turn.created_at or 0.0) for s in fresh)
+    row, last = advance(conn, t, owner, len(fresh), now=time.time(), newest=newest, memory=memory)
+    first = last - len(fresh) + 1
     written = {
         s.id: StoredTurn(s.turn, first + i, s.tokens, s.encoding) for i, s in enumerate(fresh)
     }
-    if written:
-        conn.execute(insert(t.turns), [turn_row(row, s) for s in written.values()])
-    return row, [written.get(s.id) or held[s.id] for s in prepared]
+    # A writer racing with the same id (a retry and its own lost commit) keeps the first.
+    stmt = dialect_insert(conn, t.turns).on_conflict_do_nothing(index_elements=["session", "tid"])
+    conn.execute(stmt, [turn_row(row, s) for s in written.values()])
+    return row, [written.get(s.id) or held[s.id][1] for s in prepared]
+
+
+def _held(
+    conn: Connection, t: Tables, owner: SessionOwner, ids: Sequence[str]
+) -> dict[str, tuple[int, StoredTurn]]:
+    """The turns of ``ids`` the session holds already (with its row id), by id."""
+    c, s = t.turns.c, t.sessions.c
+    out: dict[str, tuple[int, StoredTurn]] = {}
+    for start in range(0, len(ids), IN_CHUNK):
+        query = (
+            select(t.turns)
+            .join(t.sessions, s.id == c.session)
+            .where(s.skey == owner.key, c.tid.in_(ids[start : start + IN_CHUNK]))
+        )
+        for row in conn.execute(query):
+            out.update((turn.id, (int(row.session), turn)) for turn in _decoded([row]))
+    return out
 
 
 def _decoded(rows: Iterable[Row[Any]]) -> list[StoredTurn]:
