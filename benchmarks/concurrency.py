@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, print_table, pyplot, save_figure, write_results
 
 from langchain_recursive_memory.core import MemoryStore
-from langchain_recursive_memory.core.storage.server import LocalChromaServer
+from langchain_recursive_memory.servers import LocalChromaServer
 
 SESSION = "shared"
 WRITER = """

@@ -25,8 +25,7 @@ from langchain_recursive_memory.core.cache import StoreCaches
 
 def servers(stack: ExitStack) -> tuple[str, int, str]:
     """The Chroma server and the database to use: yours (environment), or throwaway ones."""
-    from langchain_recursive_memory.core.storage.postgres import LocalPostgres
-    from langchain_recursive_memory.core.storage.server import LocalChromaServer
+    from langchain_recursive_memory.servers import LocalChromaServer, LocalPostgres
 
     host, port = os.environ.get("CHROMA_SERVER_HOST"), os.environ.get("CHROMA_SERVER_PORT")
     if not (host and port):

@@ -17,7 +17,7 @@ from langchain_recursive_memory.core.storage.keys import (
     owned_fact_record_id,
 )
 from langchain_recursive_memory.core.storage.records import VectorRecord
-from langchain_recursive_memory.core.storage.server import LocalChromaServer
+from langchain_recursive_memory.servers import LocalChromaServer
 
 # Never touch a developer's real store from the tests.
 os.environ.setdefault("LANGCHAIN_RECURSIVE_MEMORY_PATH", "/nonexistent/lrm-tests-must-pass-a-path")
@@ -92,7 +92,7 @@ def chroma_server(tmp_path_factory):
 @pytest.fixture(scope="session")
 def pg_url():
     """The CI's PostgreSQL (LRM_TEST_DATABASE_URL, started by .ci/run), or one of our own."""
-    from langchain_recursive_memory.core.storage.postgres import LocalPostgres, find_bindir
+    from langchain_recursive_memory.servers import LocalPostgres, find_bindir
 
     url = os.environ.get("LRM_TEST_DATABASE_URL")
     if url:

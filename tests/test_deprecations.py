@@ -58,7 +58,10 @@ CORE = f"{LRM}.core"
 STORAGE = f"{CORE}.storage"
 
 #: 0.2.0 name this round renamed -> what its warning says to use instead (until 0.4.0)
-RENAMED: dict[str, str] = {}
+RENAMED: dict[str, str] = {
+    f"{STORAGE}.server.{name}": f"langchain_recursive_memory.servers.{name}"
+    for name in ("HEARTBEAT_SECONDS", "LocalChromaServer", "free_port", "wait_for_heartbeat")
+}
 
 #: class name -> {0.2.0 member this round renamed: what its warning says to use instead}
 RENAMED_MEMBERS: dict[str, dict[str, str]] = {

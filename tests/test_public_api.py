@@ -27,6 +27,7 @@ PACKAGES_WITH_ALL = [
     "langchain_recursive_memory.core.runtime",
     "langchain_recursive_memory.core.storage",
     "langchain_recursive_memory.middleware",
+    "langchain_recursive_memory.servers",
     "llamaindex_higmem",
 ]
 

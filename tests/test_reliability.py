@@ -48,8 +48,8 @@ from langchain_recursive_memory.core.storage import session_store
 from langchain_recursive_memory.core.storage import turns as turn_log
 from langchain_recursive_memory.core.storage.client import in_memory_client
 from langchain_recursive_memory.core.storage.database import sqlite_url
-from langchain_recursive_memory.core.storage.server import free_port
 from langchain_recursive_memory.core.storage.session_store import SessionSummaries
+from langchain_recursive_memory.servers import free_port
 
 FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
 AGE = 0.3  # seconds: what "old" means in the expiry tests

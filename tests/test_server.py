@@ -49,12 +49,12 @@ from langchain_recursive_memory.core import (
 from langchain_recursive_memory.core.cache import StoreCaches
 from langchain_recursive_memory.core.storage.database import Database
 from langchain_recursive_memory.core.storage.keys import window_kind
-from langchain_recursive_memory.core.storage.postgres import (
+from langchain_recursive_memory.servers import LocalChromaServer, free_port
+from langchain_recursive_memory.servers.postgres import (
     LocalPostgres,
     _as_postgres,
     find_bindir,
 )
-from langchain_recursive_memory.core.storage.server import LocalChromaServer, free_port
 
 FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
 STORE_RETRY = RetryPolicy(attempts=2, initial_delay=0.0, timeout=5.0, cooldown=0.0)

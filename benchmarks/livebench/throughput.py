@@ -393,7 +393,7 @@ def _server(host: str | None, port: int | None) -> Iterator[tuple[str, int, bool
     if host is not None and port is not None:
         yield host, port, False
         return
-    from langchain_recursive_memory.core.storage.server import LocalChromaServer
+    from langchain_recursive_memory.servers import LocalChromaServer
 
     with tempfile.TemporaryDirectory(prefix="lrm-live-conc-") as tmp:
         server = LocalChromaServer(Path(tmp) / "chroma").start()

@@ -11,7 +11,7 @@ user (``runuser``, else ``su``), which owns the directory. The binaries are foun
 
 From a shell (prints the URL and the pid file, stops on SIGINT or SIGTERM)::
 
-    python -m langchain_recursive_memory.core.storage.postgres --url-file url.txt
+    python -m langchain_recursive_memory.servers.postgres --url-file url.txt
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from ..errors import StoreError
-from .server import free_port
+from ..core.errors import StoreError
+from .chroma import free_port
 
 __all__ = ["READY_SECONDS", "LocalPostgres", "find_bindir", "main"]
 
