@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
@@ -222,15 +222,16 @@ class Segmenter:
             count = 0
             base = str(label) if label is not None else current.split(".")[0]
             current = f"{base}.{part}"
-        after = replace(
-            self,
-            current=current,
-            count=count + 1,
-            part=part,
-            number=number,
-            previous_label=label,
-            previous_time=ts if ts is not None else self.previous_time,
-            started=True,
+        after = Segmenter(  # not dataclasses.replace: a fresh process pushes every turn
+            self.session_gap,
+            self.max_event_turns,
+            current,
+            count + 1,
+            part,
+            number,
+            label,
+            ts if ts is not None else self.previous_time,
+            True,
         )
         return current, after
 

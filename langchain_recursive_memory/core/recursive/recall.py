@@ -229,6 +229,8 @@ class Recaller:
         key: tuple[Any, ...] | None = None
         if head is not None:
             key = (head.epoch, head.facts, user, head.user_facts if user is not None else 0)
+            if not head.facts and not (user is not None and head.user_facts):
+                return ()  # no fact was ever written for it: nothing to ask Chroma
         cache = self._cache()
         if key is None or cache.facts_key != key:
             session = self.session

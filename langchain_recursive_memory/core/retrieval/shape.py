@@ -60,6 +60,8 @@ def asks(text: str) -> bool:
         >>> asks("Hi! Where did you go?"), asks("Où es-tu allé ? "), asks("Lisbon.")
         (False, True, False)
     """
+    if not any(mark in text for mark in _QUESTION_MARKS):  # most turns: no question at all
+        return False
     sentences = [s.strip() for s in _SENTENCE_END.split(text.strip()) if _WORD.search(s)]
     return bool(sentences) and all(s.rstrip().endswith(_QUESTION_MARKS) for s in sentences)
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PATH_ENV",
+    "LazyClient",
     "StoreClient",
     "client_identity",
     "default_path",
@@ -95,6 +96,48 @@ def persistent_client(path: str | os.PathLike[str] | None = None) -> ClientAPI:
     with _held_lock:
         kept: ClientAPI = _clients.setdefault(key, client)
     return kept
+
+
+class LazyClient:
+    """An embedded ``PersistentClient`` opened on first use (:func:`persistent_client`).
+
+    Opening chromadb costs about a second in a new process; a store whose reads need
+    nothing of Chroma (no facts, no embedder: its log is in the database) never pays it.
+    Any attribute of the client is forwarded (opening it).
+
+    Args:
+        path: The directory; defaults to :func:`default_path`.
+
+    Attributes:
+        path: The directory, resolved.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        target = Path(path).expanduser() if path is not None else default_path()
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot open the store at path={str(target)!r}: {exc}") from exc
+        self.path = target.resolve()
+        self._client: ClientAPI | None = None
+
+    @property
+    def identity(self) -> str:
+        """What :func:`client_identity` says of the client: its directory."""
+        return f"file:{self.path}"
+
+    def get(self) -> ClientAPI:
+        """The client, opened now if it is not yet.
+
+        Raises:
+            StoreError: When the directory or Chroma's database cannot be opened.
+        """
+        if self._client is None:
+            self._client = persistent_client(self.path)
+        return self._client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.get(), name)
 
 
 LOCK_FILE = ".lrm-process.lock"
@@ -205,6 +248,8 @@ def probe(
 
 def set_http_timeout(client: Any, timeout: float) -> None:
     """Give chromadb's HTTP session a timeout (its default waits forever)."""
+    if isinstance(client, LazyClient):  # embedded: no HTTP
+        return
     import httpx
 
     server = getattr(client, "_server", None)
@@ -215,6 +260,8 @@ def set_http_timeout(client: Any, timeout: float) -> None:
 
 def client_identity(client: Any) -> str:
     """Return a string naming the database a client talks to (path, or server address)."""
+    if isinstance(client, LazyClient):
+        return client.identity
     settings = getattr(client, "get_settings", None)
     try:
         conf = settings() if callable(settings) else None
@@ -263,7 +310,7 @@ class StoreClient:
 
     def __init__(
         self,
-        client: ClientAPI,
+        client: ClientAPI | LazyClient,
         retry: RetryPolicy | None = None,
         opened: dict[str, Any] | None = None,
     ) -> None:

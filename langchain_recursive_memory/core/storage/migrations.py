@@ -436,7 +436,7 @@ class _LegacySession:
             "last_seq": len(self.turns),
             "version": self.summaries[-1].version if self.summaries else 0,
             "indexed": 1 if indexed else 0,
-            "facts": 0,
+            "facts": 1,  # its facts (in Chroma) are read, not known absent
             "generation": 0,
             "markers": json.dumps(markers) if markers else None,
         }
@@ -464,7 +464,7 @@ class _LegacySession:
             )
             values.update(user_id=user.user_id, ukey=user.key)
             since = float(self.users.get(user.key, {}).get("created") or values["created_at"])
-            ensure_user(conn, t, user, since)
+            ensure_user(conn, t, user, since, facts=1)  # its facts are in Chroma
         row = _claim_row(conn, t, values)
         if row is None:
             return False

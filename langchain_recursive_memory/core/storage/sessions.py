@@ -235,20 +235,12 @@ def join_user(
     return None
 
 
-def ensure_user(conn: Connection, t: Tables, user: UserOwner, now: float) -> None:
-    """Create the user's row unless it exists."""
-    insert_ignore(
-        conn,
-        t.users,
-        {
-            "ns": user.namespace,
-            "uid": user.user_id,
-            "ukey": user.key,
-            "created_at": now,
-            "facts": 0,
-        },
-        [t.users.c.ukey],
-    )
+def ensure_user(
+    conn: Connection, t: Tables, user: UserOwner, now: float, *, facts: int = 0
+) -> None:
+    """Create the user's row unless it exists (``facts``: its facts counter to start at)."""
+    row = {"ns": user.namespace, "uid": user.user_id, "ukey": user.key, "created_at": now}
+    insert_ignore(conn, t.users, {**row, "facts": facts}, [t.users.c.ukey])
 
 
 def list_sessions(

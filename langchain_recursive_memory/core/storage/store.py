@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,9 @@ if TYPE_CHECKING:
 __all__ = ["MemoryStore", "UserStore"]
 
 logger = logging.getLogger("langchain_recursive_memory")
+
+_CHECKED = "chroma_migrated_at"
+"""The ``{prefix}_meta`` key that says Chroma was checked for an earlier release's log."""
 
 
 class MemoryStore:
@@ -109,7 +113,7 @@ class MemoryStore:
 
     def __init__(
         self,
-        client: ClientAPI,
+        client: ClientAPI | chroma_client.LazyClient,
         *,
         database: str | URL | Engine | None = None,
         prefix: str = "lrm",
@@ -152,7 +156,9 @@ class MemoryStore:
         self.shared_facts = UserFacts(self._parts)
         self.lifecycle = SessionLifecycle(self._parts, self.shared_facts)
         if not memory and migrate and not self.caches.migrated:  # an earlier release's store
-            migrate_store(self._parts)
+            if self.db.get_meta(_CHECKED) is None:  # once per database, then never again
+                migrate_store(self._parts)
+                self.db.set_meta(_CHECKED, str(time.time()))
             self.caches.migrated = True
             self.lifecycle.purge()
 
@@ -202,7 +208,7 @@ class MemoryStore:
             path: The folder; defaults to :func:`~.client.default_path`.
             **kwargs: Passed to the constructor (``prefix``, ``database``...).
         """
-        return cls(chroma_client.persistent_client(path), **kwargs)
+        return cls(chroma_client.LazyClient(path), **kwargs)
 
     @classmethod
     def in_memory(cls, **kwargs: Any) -> MemoryStore:
@@ -257,7 +263,10 @@ class MemoryStore:
         Args:
             dry_run: Only report what would be done.
         """
-        return migrate_store(self._parts, dry_run=dry_run)
+        done = migrate_store(self._parts, dry_run=dry_run)
+        if not dry_run:
+            self.db.set_meta(_CHECKED, str(time.time()))
+        return done
 
     # -- sessions ------------------------------------------------------------------------
 
