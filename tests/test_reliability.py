@@ -1005,10 +1005,12 @@ def test_the_default_fold_deadline_is_short_enough_for_a_chat_turn():
 
 # -- 10. several processes on one embedded path ---------------------------------------------
 
+# Chroma's embedded client is opened when a store first uses Chroma (its facts, vectors):
+# the warning is about Chroma's directory, the database (SQLite in WAL mode) is shared fine.
 HOLD_THE_STORE = """
 import sys, time
 from langchain_recursive_memory.core import MemoryStore
-MemoryStore.persistent(sys.argv[1])
+MemoryStore.persistent(sys.argv[1]).user_facts("default", "ada")  # Chroma opened
 print("open", flush=True)
 time.sleep(30)
 """
@@ -1022,7 +1024,9 @@ def test_a_second_process_on_an_embedded_path_is_warned(tmp_path, caplog):
         assert holder.stdout is not None
         assert holder.stdout.readline().strip() == b"open"
         with caplog.at_level(logging.WARNING, logger="langchain_recursive_memory"):
-            MemoryStore.persistent(tmp_path)
+            store = MemoryStore.persistent(tmp_path)
+            assert "another process" not in caplog.text  # the database alone: no warning
+            store.user_facts("default", "ada")  # Chroma's embedded directory, opened
         assert "another process" in caplog.text and "chroma run" in caplog.text
     finally:
         holder.kill()
@@ -1031,6 +1035,6 @@ def test_a_second_process_on_an_embedded_path_is_warned(tmp_path, caplog):
 
 def test_one_process_alone_on_an_embedded_path_is_not_warned(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="langchain_recursive_memory"):
-        MemoryStore.persistent(tmp_path)
-        MemoryStore.persistent(tmp_path)  # a second store object in the same process
+        MemoryStore.persistent(tmp_path).user_facts("default", "ada")
+        MemoryStore.persistent(tmp_path).user_facts("default", "ada")  # a second object
     assert "another process" not in caplog.text
