@@ -13,7 +13,8 @@ inline and a summarizer stand-in that takes ``--model-ms`` per call, prints and 
 
     python benchmarks/concurrency.py [--writers 1 2 4 8] [--messages 120] [--model-ms 40]
 
-Starts its own server in a temporary directory unless ``--host``/``--port`` name one.
+Starts its own Chroma server and PostgreSQL unless ``--host``/``--port`` and ``--database``
+name them.
 Writes ``benchmarks/results/concurrency.json`` and ``concurrency.png``.
 """
 
@@ -28,6 +29,7 @@ import sys
 import tempfile
 import time
 import uuid
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, print_table, pyplot, save_figure, write_results
 
 from langchain_recursive_memory.core import MemoryStore
-from langchain_recursive_memory.servers import LocalChromaServer
+from langchain_recursive_memory.servers import LocalChromaServer, LocalPostgres
 
 SESSION = "shared"
 WRITER = """
@@ -45,13 +47,13 @@ sys.path.insert(0, sys.argv[6])
 from _standins import summary_stand_in
 from langchain_recursive_memory.core import (
     FunctionTextModel, MemoryStore, RecursiveMemory, RetryPolicy, Turn)
-host, port, prefix, writer, count, _, model_ms = sys.argv[1:8]
+host, port, prefix, writer, count, _, model_ms, database = sys.argv[1:9]
 
 def answer(prompt):
     time.sleep(float(model_ms) / 1000)
     return summary_stand_in(prompt)
 
-store = MemoryStore.http(host, int(port), prefix=prefix)
+store = MemoryStore.http(host, int(port), prefix=prefix, database=database)
 memory = RecursiveMemory("shared", store=store, model=FunctionTextModel(answer),
                          max_tokens=600, max_summary_tokens=100,
                          retry=RetryPolicy(attempts=2, cooldown=0.0))
@@ -65,7 +67,9 @@ print(json.dumps(latencies))
 """
 
 
-def run(host: str, port: int, writers: int, messages: int, model_ms: float) -> dict[str, Any]:
+def run(
+    host: str, port: int, database: str, writers: int, messages: int, model_ms: float
+) -> dict[str, Any]:
     """Run ``writers`` processes on one fresh session; return what the store holds."""
     prefix = f"bench{uuid.uuid4().hex[:10]}"
     bench_dir = str(Path(__file__).resolve().parent)
@@ -82,6 +86,7 @@ def run(host: str, port: int, writers: int, messages: int, model_ms: float) -> d
                 str(messages),
                 bench_dir,
                 str(model_ms),
+                database,
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -94,7 +99,7 @@ def run(host: str, port: int, writers: int, messages: int, model_ms: float) -> d
         if proc.returncode != 0:
             raise RuntimeError(err.decode()[-3000:])
         latencies.extend(json.loads(out.decode().strip().splitlines()[-1]))
-    store = MemoryStore.http(host, port, prefix=prefix)
+    store = MemoryStore.http(host, port, prefix=prefix, database=database)
     return measure(store, writers * messages, latencies)
 
 
@@ -153,18 +158,16 @@ def main() -> None:
     parser.add_argument("--model-ms", type=float, default=40.0, help="per summarizer call")
     parser.add_argument("--host", default=None)
     parser.add_argument("--port", type=int, default=None)
+    parser.add_argument("--database", default=None, help="default: a throwaway PostgreSQL")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        server = None
-        host, port = args.host, args.port
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        host, port, database = args.host, args.port, args.database
         if host is None or port is None:
-            server = LocalChromaServer(Path(tmp) / "chroma").start()
+            server = stack.enter_context(LocalChromaServer(Path(tmp) / "chroma"))
             host, port = server.host, server.port
-        try:
-            rows = {n: run(host, port, n, args.messages, args.model_ms) for n in args.writers}
-        finally:
-            if server is not None:
-                server.stop()
+        if database is None:
+            database = stack.enter_context(LocalPostgres()).url
+        rows = {n: run(host, port, database, n, args.messages, args.model_ms) for n in args.writers}
     columns = [
         "writers",
         "stored",

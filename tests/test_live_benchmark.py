@@ -138,11 +138,12 @@ def test_worker_memory_tiny(tmp_path):
 
 
 @pytest.mark.server
-def test_concurrency_tiny(chroma_server, tmp_path):
+def test_concurrency_tiny(chroma_server, pg_url, tmp_path):
     host, port = chroma_server
     got = live.concurrency(
         host=host,
         port=port,
+        database=pg_url,
         engines=("recursive", "higmem"),
         levels=(1, 3),
         procs=2,

@@ -42,6 +42,7 @@ def parser(description: str) -> argparse.ArgumentParser:
     conc = parser.add_argument_group("--concurrency: throughput over a chroma server")
     conc.add_argument("--concurrency", action="store_true")
     conc.add_argument("--host", default=None)
+    conc.add_argument("--database", default=None, help="default: a throwaway PostgreSQL")
     conc.add_argument("--port", type=int, default=None)
     conc.add_argument("--conc-levels", type=int, nargs="+", default=[1, 8, 64])
     conc.add_argument("--conc-procs", type=int, default=4)
@@ -79,6 +80,7 @@ def main(argv: Sequence[str] | None = None, description: str = "") -> int:
         concurrency(
             host=args.host,
             port=args.port,
+            database=args.database,
             engines=args.engines,
             levels=args.conc_levels,
             procs=args.conc_procs,

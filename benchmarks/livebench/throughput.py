@@ -48,6 +48,7 @@ class Load:
 
     host: str
     port: int
+    database: str
     levels: Sequence[int]
     procs: int
     threads: int
@@ -64,6 +65,7 @@ def _sync_steps(
     system: str,
     host: str,
     port: int,
+    database: str,
     prefix: str,
     sessions: Sequence[int],
     embedder_name: str,
@@ -90,7 +92,7 @@ def _sync_steps(
             return step
 
     else:
-        store = MemoryStore.http(host, port, prefix=prefix)
+        store = MemoryStore.http(host, port, prefix=prefix, database=database)
 
         def make(s: int) -> Callable[[int], None]:
             memory = make_memory(system, f"c{s}", store, embedder)
@@ -131,7 +133,7 @@ async def _async_steps(
             return step
 
     else:
-        store = MemoryStore.http(load.host, load.port, prefix=prefix)
+        store = MemoryStore.http(load.host, load.port, prefix=prefix, database=load.database)
 
         def make(s: int) -> Callable[[int], Any]:
             memory = make_memory(system, f"c{s}", store, embedder)
@@ -162,6 +164,7 @@ def conc_worker(spec: dict[str, Any]) -> dict[str, Any]:
         spec["system"],
         spec["host"],
         int(spec["port"]),
+        spec["database"],
         spec["prefix"],
         sessions,
         spec["embedder"],
@@ -257,7 +260,7 @@ def _prefill(system: str, prefix: str, load: Load, sessions: int, embedder: Any)
             for at in range(0, turns, 100):
                 coll.add(**raw_add(f"c{s}", at, talk.turns(at, min(100, turns - at)), vectors))
         return
-    store = MemoryStore.http(load.host, load.port, prefix=prefix)
+    store = MemoryStore.http(load.host, load.port, prefix=prefix, database=load.database)
     for s in range(sessions):
         memory = make_memory(system, f"c{s}", store, embedder)
         talk = Talk(load.data, variant=s)
@@ -298,6 +301,7 @@ def _start_workers(
             "system": system,
             "host": load.host,
             "port": load.port,
+            "database": load.database,
             "prefix": prefix,
             "sessions": sessions,
             "counts": {str(s): counts[s] for s in sessions},
@@ -388,25 +392,30 @@ def _cases(system: str, load: Load, embedder: Any) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _server(host: str | None, port: int | None) -> Iterator[tuple[str, int, bool]]:
-    """The server named, or a ``LocalChromaServer`` started (and stopped) here."""
-    if host is not None and port is not None:
-        yield host, port, False
-        return
-    from langchain_recursive_memory.servers import LocalChromaServer
+def _server(
+    host: str | None, port: int | None, database: str | None
+) -> Iterator[tuple[str, int, str, bool]]:
+    """The servers named, or a ``LocalChromaServer`` and ``LocalPostgres`` started here."""
+    from langchain_recursive_memory.servers import LocalChromaServer, LocalPostgres
 
-    with tempfile.TemporaryDirectory(prefix="lrm-live-conc-") as tmp:
-        server = LocalChromaServer(Path(tmp) / "chroma").start()
-        try:
-            yield server.host, server.port, True
-        finally:
-            server.stop()
+    with contextlib.ExitStack() as stack:
+        local = host is None or port is None
+        if local:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="lrm-live-conc-"))
+            server = stack.enter_context(LocalChromaServer(Path(tmp) / "chroma"))
+            host, port = server.host, server.port
+        if database is None:
+            database = stack.enter_context(LocalPostgres()).url
+        assert host is not None
+        assert port is not None
+        yield host, port, database, local
 
 
 def concurrency(
     *,
     host: str | None = None,
     port: int | None = None,
+    database: str | None = None,
     engines: Sequence[str] = ENGINES,
     levels: Sequence[int] = (1, 8, 64),
     procs: int = 4,
@@ -423,9 +432,18 @@ def concurrency(
     embedder = make_embedder(embedder_name)
     started = time.time()
     data_str = str(data) if data else None
-    with _server(host, port) as (at_host, at_port, local):
+    with _server(host, port, database) as (at_host, at_port, at_database, local):
         load = Load(
-            at_host, at_port, levels, procs, threads, seconds, prefill, embedder_name, data_str
+            at_host,
+            at_port,
+            at_database,
+            levels,
+            procs,
+            threads,
+            seconds,
+            prefill,
+            embedder_name,
+            data_str,
         )
         cases = {system: _cases(system, load, embedder) for system in [FLOOR, *engines]}
     floor = cases[FLOOR]

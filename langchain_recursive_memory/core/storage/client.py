@@ -83,19 +83,17 @@ def persistent_client(path: str | os.PathLike[str] | None = None) -> ClientAPI:
     try:
         target.mkdir(parents=True, exist_ok=True)
         key = target.resolve()
+        # Held while opening: chromadb fails when two threads open one directory at once.
         with _held_lock:
             found: ClientAPI | None = _clients.get(key)
-        if found is not None:
-            return found
-        warn_if_shared(target)
-        client = chromadb.PersistentClient(
-            path=str(target), settings=Settings(anonymized_telemetry=False)
-        )
+            if found is None:
+                warn_if_shared(target)
+                found = _clients[key] = chromadb.PersistentClient(
+                    path=str(target), settings=Settings(anonymized_telemetry=False)
+                )
     except Exception as exc:
         raise StoreError(f"cannot open the Chroma store at path={str(target)!r}: {exc}") from exc
-    with _held_lock:
-        kept: ClientAPI = _clients.setdefault(key, client)
-    return kept
+    return found
 
 
 class LazyClient:
