@@ -131,10 +131,21 @@ def thread(thread_id: str) -> dict[str, Any]:
 
 
 def check_log_is_the_state(mw: RecursiveMemoryMiddleware, session: str, state: dict) -> None:
-    """The Chroma log holds every state message exactly once, in the state's order."""
+    """The log holds every message exactly once, in order; the state is its newest part.
+
+    With ``trim_state`` (the default) the state is the memory's window: the messages no
+    summary version folded; without it, the whole log.
+    """
     logged = [t.id for t in mw.get_memory(session).turns()]
     assert len(logged) == len(set(logged))
-    assert logged == [m.id for m in state["messages"]]
+    ids = [m.id for m in state["messages"]]
+    assert logged[len(logged) - len(ids) :] == ids
+    if mw.trim_state:
+        window = mw.get_memory(session).session.records.turns.unfolded_ids()
+        kept = {m.id for m in state["messages"] if isinstance(m, SystemMessage)}
+        assert set(ids) - kept == window - kept
+    else:
+        assert logged == ids
 
 
 # -- the long run -------------------------------------------------------------------------------
@@ -148,7 +159,8 @@ def test_a_long_thread_keeps_every_request_within_budget_and_logs_everything(sto
     for i in range(60):
         state = agent.invoke({"messages": [HumanMessage(question(i))]}, thread("t-1"))
         assert state["messages"][-1].text.startswith(f"Found it. Item Alpha-{i} ")
-    assert len(state["messages"]) == 240  # the thread's state keeps everything
+    assert len(mw.all_messages("t-1")) == 240  # the log keeps everything
+    assert len(state["messages"]) < 40  # the state: the memory's window only
     assert len(model.requests) == 120  # one tool round trip per invocation
     for n, request in enumerate(model.requests):
         check_request(request)
@@ -166,7 +178,7 @@ def test_a_long_thread_keeps_every_request_within_budget_and_logs_everything(sto
     latest = mw.get_memory("t-1").get_summary()
     assert latest is not None and late[1].response_metadata["lrm_version"] == latest.version
     assert latest.text in late[1].text
-    full = COUNTER.count_turns([message_to_turn(m) for m in state["messages"]])
+    full = COUNTER.count_turns([message_to_turn(m) for m in mw.all_messages("t-1")])
     assert full > 8 * BUDGET
 
 

@@ -1,12 +1,14 @@
 """``RecursiveMemoryMiddleware``: recursive summary memory for LangChain v1 agents.
 
 An ``AgentMiddleware`` for ``langchain.agents.create_agent``. Every message of the agent's
-state is stored durably in the memory's Chroma log, and before each model call the model
-is sent, instead of the whole history: the agent's system prompt (first, once), the running
-summary (with the facts and turns recalled for the latest human message when recall is
-on), then the most recent messages, all within ``max_tokens``. Tool calls are never split
-from their results, no system message ever lands in the middle, and a failed summary is
-never shown (the last good one is, with the newest messages that fit).
+state is stored durably in the memory's log, and before each model call the model is sent,
+instead of the whole history: the agent's system prompt (first, once), the running summary
+(with the facts and turns recalled for the latest human message when recall is on), then
+the most recent messages, all within ``max_tokens``. Tool calls are never split from their
+results, no system message ever lands in the middle, and a failed summary is never shown
+(the last good one is, with the newest messages that fit). The thread's state keeps only
+the memory's window: what the memory folded leaves it at the end of each run, so a long
+thread costs each call what a short one does (``trim_state=False`` keeps everything).
 
 It needs the ``langchain`` package: ``pip install "langchain-recursive-memory[agents]"``.
 

@@ -25,6 +25,8 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
+    RemoveMessage,
+    SystemMessage,
 )
 from langchain_core.runnables.config import ensure_config
 from langgraph.runtime import Runtime
@@ -38,7 +40,7 @@ from ..core.recursive import Context, RecursiveMemory
 from ..core.storage import DEFAULT_NAMESPACE, MemoryStore, StoredTurn, validate_session
 from ..core.turn import Turn
 from ..language_models import resolve_text_model
-from ..messages import is_summary_message, message_to_turn
+from ..messages import is_summary_message, message_to_turn, turn_to_message
 from .budget import reported_input_tokens, usage_correction
 from .sessions import (
     MemoryFactory,
@@ -107,18 +109,15 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ``SystemMessage`` passed in the input) are appended to it, so exactly one system
     message is sent, always first.
 
-    **Why a per-call view and not a state rewrite.** Langchain's ``SummarizationMiddleware``
-    replaces the graph state's messages with a summary (``RemoveMessage(id=
-    REMOVE_ALL_MESSAGES)``), dropping them from the thread for good. Here the complete
-    conversation already lives in Chroma, so only what the model is sent changes: the
-    thread's state (checkpoints, ``agent.get_state``, streaming, human-in-the-loop edits,
-    other middleware) keeps every message; nothing is removed before it is safely stored;
-    a summary never becomes a message of the thread (to be shown to users, re-stored and
-    summarized again); and a failed fold has nothing to undo. The cost is that a
-    checkpointer's copy of a very long thread keeps growing: with a checkpointer, the
-    thread's checkpoints and the Chroma log both hold the history. Without a checkpointer,
-    the middleware *is* the agent's memory: send only the new messages on each call and the
-    model still sees the summary and the recent window of the session.
+    **The thread's state stays bounded.** Every message is in the memory's log, so the
+    state need hold only what the model still needs verbatim: at the end of each run
+    (``after_agent``), the messages the memory has folded into its summary leave the
+    state (``RemoveMessage``, as langchain's ``SummarizationMiddleware`` does), tool calls
+    with their results; the state's system messages stay. What a checkpointer saves and
+    reads back at every step is then the memory's window however long the thread, and
+    the whole conversation stays readable (:meth:`all_messages`). The summary never
+    becomes a message of the thread. ``trim_state=False`` keeps every message in the
+    state (for applications that read it); the model is sent the same either way.
 
     **Sessions.** ``session_id`` is a fixed session (for example one per user, shared by
     all of their threads), or a function ``(config, runtime) -> str``; by default (None)
@@ -139,12 +138,14 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ``id`` (re-sending the whole history with no checkpointer) is a new message. The final
     answer and the tool results of a run are stored when the run ends (``after_agent``).
     Messages removed from the state stay in the log until ``get_memory(...).clear()``.
+    A thread resumed from its checkpoint in another process goes on: the state's messages
+    the log holds are not stored again.
 
     **Failures.** A failing summarizer (error, timeout, empty answer) never fails the agent:
     the fold is retried later and the model gets the last good summary and the newest
-    messages that fit. If Chroma fails, the model call still goes ahead with the newest
+    messages that fit. If the store fails, the model call still goes ahead with the newest
     state messages that fit ``max_tokens`` (a warning is logged) and the messages are
-    stored at a later call while they are still in the state.
+    stored at a later call while they are still in the state (nothing is trimmed then).
 
     Put this middleware first in ``middleware=[...]``: it is then the outermost wrapper,
     and the other middleware see (and may edit) the bounded view.
@@ -158,7 +159,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             model is the usual choice), a ``"provider:model"`` string, a core
             ``TextModel``, or None for the no-LLM extractive summarizer.
         model: Alias of ``llm`` (the name ``SummarizationMiddleware`` uses).
-        path: Directory of the embedded Chroma store (default:
+        path: Directory of the embedded store (default:
             ``$LANGCHAIN_RECURSIVE_MEMORY_PATH`` or
             ``~/.local/share/langchain-recursive-memory/chroma``).
         client: Any chromadb client (``PersistentClient``, ``HttpClient``...).
@@ -172,6 +173,11 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             recently used dropped; they are cheap to rebuild). Default 256.
         count_system_and_tools: Count the request's system prompt and tool schemas inside
             ``max_tokens`` (default True).
+        trim_state: At the end of each run, remove from the thread's state the messages
+            the memory has folded into its summary (default True): the state, and what a
+            checkpointer saves and reads back at every step, stays the size of the
+            memory's window however long the thread. They stay in the log
+            (:meth:`all_messages`). False keeps every message in the state.
         **options: The memory options (:class:`~.core.builder.MemoryKwargs`), each
             documented once in :data:`~.core.options.OPTIONS`, as follows; ``max_tokens``
             bounds what each model call is sent (counted with ``tokenizer_model``'s
@@ -198,6 +204,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         memory: RecursiveMemory | Callable[[str], RecursiveMemory] | None = None,
         max_sessions: int = 256,
         count_system_and_tools: bool = True,
+        trim_state: bool = True,
         **options: Unpack[MemoryKwargs],
     ) -> None:
         super().__init__()
@@ -213,6 +220,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         self._max_sessions = max_sessions
         self.count_system_and_tools = count_system_and_tools
+        self.trim_state = trim_state
         self._factory: MemoryFactory
         self.user_id = user_id
         if memory is None:
@@ -305,6 +313,19 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             user_id = self.user_id
         return self._session(session_id, user_id).memory
 
+    def all_messages(self, session_id: str, user_id: str | None = None) -> list[BaseMessage]:
+        """Every message of a session's log, oldest first (folded or not, trimmed or not).
+
+        With ``trim_state`` the thread's state holds only the memory's window; the whole
+        conversation is here.
+
+        Example:
+            >>> from langchain_recursive_memory.core import MemoryStore
+            >>> RecursiveMemoryMiddleware(store=MemoryStore.in_memory()).all_messages("t-1")
+            []
+        """
+        return [turn_to_message(s.turn) for s in self.get_memory(session_id, user_id).turns()]
+
     # -- storing ----------------------------------------------------------------------------
 
     @staticmethod
@@ -334,14 +355,17 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     @staticmethod
     def _remember(session: _Session, messages: Sequence[BaseMessage]) -> None:
         # Only the ids of the current state are worth remembering: older ones never come
-        # back, and a cold cache costs one read by ids.
+        # back, and a cold cache costs one read by ids. (A message another process logged
+        # meanwhile is added again: the log keeps its first record.)
         session.known = {m.id for m in messages if m.id}
 
     def _store(self, session: _Session, messages: Sequence[BaseMessage], reserve: int = 0) -> None:
         unknown = self._unknown(session, messages)
         if unknown:
             memory = session.memory
-            present = memory.session.records.turns.by_ids([m.id for m in unknown if m.id])
+            present = []
+            if not session.known:  # a thread this process has not seen: what is logged?
+                present = memory.session.records.turns.by_ids([m.id for m in unknown if m.id])
             turns = self._to_store(session, unknown, present)
             if turns:
                 memory.add(turns, reserve=reserve)
@@ -353,9 +377,11 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         unknown = self._unknown(session, messages)
         if unknown:
             memory = session.memory
-            present = await asyncio.to_thread(
-                memory.session.records.turns.by_ids, [m.id for m in unknown if m.id]
-            )
+            present = []
+            if not session.known:  # a thread this process has not seen: what is logged?
+                present = await asyncio.to_thread(
+                    memory.session.records.turns.by_ids, [m.id for m in unknown if m.id]
+                )
             turns = self._to_store(session, unknown, present)
             if turns:
                 await memory.aadd(turns, reserve=reserve)
@@ -476,10 +502,19 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return response
 
     def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Store what the run added after its last model call (the answer, tool results)."""
+        """Store what the run added after its last model call, then trim the state.
+
+        The answer and the tool results are stored; with ``trim_state`` the messages the
+        memory has folded into its summary leave the thread's state (they stay in the log).
+        """
         session = self._run_session(runtime)
+        messages = state_messages(state)
         try:
-            self._store(session, state_messages(state))
+            self._store(session, messages)
+            if not self.trim_state:
+                return None
+            unfolded = session.memory.session.records.turns.unfolded_ids()
+            return self._trimmed(session, messages, unfolded)
         except StoreError as exc:
             warn_store(session.memory, exc)
         return None
@@ -489,11 +524,39 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> dict[str, Any] | None:
         """Async twin of :meth:`after_agent`."""
         session = self._run_session(runtime)
+        messages = state_messages(state)
         try:
-            await self._astore(session, state_messages(state))
+            await self._astore(session, messages)
+            if not self.trim_state:
+                return None
+            turns = session.memory.session.records.turns
+            unfolded = await asyncio.to_thread(turns.unfolded_ids)
+            return self._trimmed(session, messages, unfolded)
         except StoreError as exc:
             warn_store(session.memory, exc)
         return None
+
+    @staticmethod
+    def _trimmed(
+        session: _Session, messages: Sequence[BaseMessage], unfolded: set[str]
+    ) -> dict[str, Any] | None:
+        """The state update that removes the logged messages the memory has folded.
+
+        What stays is the memory's window (the unfolded messages): what the model still
+        needs verbatim, and the state's system messages (instructions the agent's system
+        prompt is sent with at every call). A fold never parts a tool call from its
+        results, so neither does this. Only messages known to be in the log go
+        (``session.known``).
+        """
+        gone = [
+            m.id
+            for m in messages
+            if m.id in session.known and m.id not in unfolded and not isinstance(m, SystemMessage)
+        ]
+        if not gone:
+            return None
+        session.known.difference_update(gone)
+        return {"messages": [RemoveMessage(id=mid) for mid in gone if mid]}
 
 
 # -- helpers (pure) ---------------------------------------------------------------------------

@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.engine import Connection
 
+from ..cache import session_cache_key
 from ..deprecations import warn_deprecated
 from ..errors import (
     ConfigurationError,
@@ -300,6 +302,16 @@ class SessionTurns(_Part):
         return self._rows("read turns", lambda c, r: log.by_ids(c, self.t, r, ids))
 
     @on_loop
+    def unfolded_ids(self) -> set[str]:
+        """The ids of the turns no summary version has folded (the memory's window)."""
+
+        def read(conn: Connection, row: int | None) -> set[str]:
+            return log.unfolded_ids(conn, self.t, row) if row is not None else set()
+
+        found: set[str] = self.session._read("read the window", read)
+        return found
+
+    @on_loop
     def count(self) -> int:
         """How many turns the session's log holds."""
 
@@ -360,23 +372,42 @@ class SessionSummaries(_Part):
 
         When the current question (the newest user message) is folded already, it is read
         too as the state's ``question``: the context shows it while it is current.
+
+        The state last loaded in this process is kept (the store's caches) with the head it
+        was read at: while the session's epoch and summary version are the same, a load
+        reads the head and only the turns after it (the rule of "How the memory stays
+        fresh" in :mod:`..storage`); otherwise the whole window again.
         """
         owner = self.session.key_owner
+        caches = self.session.store.caches.sessions
+        key = (*session_cache_key(owner.namespace, owner.session_id), "window")
 
         def read(conn: Connection) -> SessionState:
             head = rows.read_head(conn, self.t, owner.key)
             if head is None:
                 return SessionState(None, ())
-            latest = versions.version(conn, self.t, owner, head.row, head.version)
-            turns = tuple(log.unfolded(conn, self.t, head.row))
+            kept: SessionState | None = caches.get(key)
+            if kept is not None and kept.head is not None and _same_window(kept.head, head):
+                if kept.head.last_seq == head.last_seq:
+                    return replace(kept, head=head)
+                new = log.since(conn, self.t, head.row, kept.head.last_seq, head.last_seq)
+                latest, turns = kept.summary, (*kept.turns, *new)
+            else:
+                latest = versions.version(conn, self.t, owner, head.row, head.version)
+                turns = tuple(log.unfolded(conn, self.t, head.row))
             question = None
             asked = latest.question_id if latest is not None else None
             if asked is not None and not any(t.turn.role == "user" for t in turns):
-                found = log.by_ids(conn, self.t, head.row, [asked])
-                question = found[0] if found else None
+                if kept is not None and kept.question is not None and kept.question.id == asked:
+                    question = kept.question
+                else:
+                    found = log.by_ids(conn, self.t, head.row, [asked])
+                    question = found[0] if found else None
             return SessionState(latest, turns, (), question, head)
 
         state: SessionState = self.db.read(read, "load the session")
+        if state.head is not None:
+            caches.put(key, state, sum(len(t.turn.text) for t in state.turns) + WINDOW_BYTES)
         return state
 
     @on_loop
@@ -419,6 +450,16 @@ class SessionSummaries(_Part):
 
 
 _PUT_ATTEMPTS = 5
+
+WINDOW_BYTES = 4096
+"""About what a session's kept window costs in memory beside its turns' texts."""
+
+
+def _same_window(kept: SessionHead, head: SessionHead) -> bool:
+    """Whether a window kept at head ``kept`` is ``head``'s but for turns appended since."""
+    return (
+        kept.epoch == head.epoch and kept.version == head.version and kept.last_seq <= head.last_seq
+    )
 
 
 def _row_of(conn: Connection, t: Any, skey: str) -> int | None:

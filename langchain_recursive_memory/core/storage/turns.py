@@ -39,6 +39,7 @@ __all__ = [
     "stored_turn",
     "turn_row",
     "unfolded",
+    "unfolded_ids",
 ]
 
 IN_CHUNK = 500
@@ -174,6 +175,13 @@ def unfolded(conn: Connection, t: Tables, row: int) -> list[StoredTurn]:
     c = t.turns.c
     query = _select(t).where(c.session == row, c.folded_in == 0)
     return _decoded(conn.execute(query))
+
+
+def unfolded_ids(conn: Connection, t: Tables, row: int) -> set[str]:
+    """The ids of the turns no summary version has folded."""
+    c = t.turns.c
+    query = select(c.tid).where(c.session == row, c.folded_in == 0)
+    return set(conn.execute(query).scalars())
 
 
 def by_ids(conn: Connection, t: Tables, row: int, turn_ids: Iterable[str]) -> list[StoredTurn]:
