@@ -511,7 +511,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         messages = state_messages(state)
         try:
             self._store(session, messages)
-            if not self.trim_state:
+            if not self._may_trim(session, messages):
                 return None
             unfolded = session.memory.session.records.turns.unfolded_ids()
             return self._trimmed(session, messages, unfolded)
@@ -527,7 +527,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         messages = state_messages(state)
         try:
             await self._astore(session, messages)
-            if not self.trim_state:
+            if not self._may_trim(session, messages):
                 return None
             turns = session.memory.session.records.turns
             unfolded = await asyncio.to_thread(turns.unfolded_ids)
@@ -535,6 +535,14 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         except StoreError as exc:
             warn_store(session.memory, exc)
         return None
+
+    def _may_trim(self, session: _Session, messages: Sequence[BaseMessage]) -> bool:
+        """Whether the state may hold folded messages (no I/O; a read when unsure)."""
+        if not self.trim_state:
+            return False
+        window = session.memory.window_messages
+        held = sum(1 for m in messages if not isinstance(m, SystemMessage))
+        return window is None or held > window
 
     @staticmethod
     def _trimmed(

@@ -62,8 +62,14 @@ class ArchiveIndex:
     # -- what this process writes -----------------------------------------------------------
 
     def appended(self, turns: Sequence[StoredTurn]) -> None:
-        """Put in turns this process has just appended to the log."""
+        """Put in turns this process has just appended to the log.
+
+        Nothing while no read of this process has built the view: its first read reads the
+        log whole (a memory that never recalls never indexes its turns).
+        """
         view = self.view()
+        if not view.read:
+            return
         view.appended(turns)
         account(self.session.store, view)
 

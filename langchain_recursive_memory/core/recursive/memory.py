@@ -236,6 +236,17 @@ class RecursiveMemory(Engine):
         }
 
     @property
+    def window_messages(self) -> int | None:
+        """How many messages the window held at this process's last look (no I/O).
+
+        The unfolded messages (and the current question when it is folded already), as
+        of this process's last read, add or fold of the session; None when it has not
+        looked yet. An estimate: another process may have added or folded since.
+        """
+        window = self._fold_runner.health.window
+        return window[1] if window is not None else None
+
+    @property
     def last_fold_error(self) -> Exception | None:
         """The error of the last failed fold, or None if the last fold succeeded."""
         return self._fold_runner.health.last_error

@@ -72,6 +72,11 @@ class SessionView:
         """About how many bytes the view holds (for the cache's byte bound)."""
         return self.index.nbytes()
 
+    @property
+    def read(self) -> bool:
+        """Whether a read has built the view (else its first read reads the log whole)."""
+        return self.epoch != _UNREAD
+
     def current(self, head: SessionHead | None) -> bool:
         """Whether the view holds the session as ``head`` shows it (nothing to read)."""
         if head is None:

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Column, Select, Table, case, func, select, update
+from sqlalchemy import Column, Select, Table, bindparam, case, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
@@ -39,6 +40,7 @@ from .schema import Tables
 __all__ = [
     "advance",
     "dialect_insert",
+    "dialect_insert_of",
     "bump_facts",
     "claim_lease",
     "describe",
@@ -56,16 +58,21 @@ __all__ = [
 ]
 
 
+_dialects: dict[str, Any] = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}
+
+
 def dialect_insert(conn: Connection, table: Table) -> Any:
     """The dialect's INSERT, which knows ``ON CONFLICT`` (SQLite and PostgreSQL)."""
-    name = conn.dialect.name
-    if name == "postgresql":
-        return postgresql.insert(table)
-    if name == "sqlite":
-        return sqlite.insert(table)
-    raise ConfigurationError.for_value(
-        "database", name, "supported databases: SQLite and PostgreSQL"
-    )
+    return dialect_insert_of(conn.dialect.name, table)
+
+
+def dialect_insert_of(dialect: str, table: Table) -> Any:
+    """:func:`dialect_insert` of a dialect's name."""
+    if dialect not in _dialects:
+        raise ConfigurationError.for_value(
+            "database", dialect, "supported databases: SQLite and PostgreSQL"
+        )
+    return _dialects[dialect](table)
 
 
 def insert_ignore(
@@ -134,8 +141,14 @@ def _head(row: Any) -> SessionHead:
 
 def read_head(conn: Connection, t: Tables, skey: str) -> SessionHead | None:
     """The session's head (None: the session has no row: never written, or cleared)."""
-    row = conn.execute(head_query(t).where(t.sessions.c.skey == skey)).first()
+    row = conn.execute(_head_by_key(t), {"skey": skey}).first()
     return _head(row) if row is not None else None
+
+
+@lru_cache(maxsize=64)
+def _head_by_key(t: Tables) -> Select[Any]:
+    """:func:`read_head`'s query, built once per prefix (every read runs it)."""
+    return head_query(t).where(t.sessions.c.skey == bindparam("skey"))
 
 
 def user_heads(conn: Connection, t: Tables, user: UserOwner) -> dict[str, SessionHead]:
@@ -167,12 +180,33 @@ def advance(
         The session's row id, and its ``last_seq`` after the advance (the turns take the
         ``count`` keys up to it).
     """
+    row = conn.execute(
+        _advance_statement(t, conn.dialect.name),
+        {
+            "ns": owner.namespace,
+            "sid": owner.session_id,
+            "skey": owner.key,
+            "memory": memory,
+            "now": now,
+            "newest": newest,
+            "count": count,
+        },
+    ).one()
+    return int(row.id), int(row.last_seq)
+
+
+@lru_cache(maxsize=64)
+def _advance_statement(t: Tables, dialect: str) -> Any:
+    """:func:`advance`'s upsert, built once per prefix and database (every append runs it)."""
     s = t.sessions
-    stmt = dialect_insert(conn, s).values(
-        ns=owner.namespace,
-        sid=owner.session_id,
-        skey=owner.key,
-        memory=memory,
+    count: Any = bindparam("count")
+    now: Any = bindparam("now")
+    newest: Any = bindparam("newest")
+    stmt: Any = dialect_insert_of(dialect, s).values(
+        ns=bindparam("ns"),
+        sid=bindparam("sid"),
+        skey=bindparam("skey"),
+        memory=bindparam("memory"),
         created_at=now,
         written_at=now,
         newest_created=newest,
@@ -182,7 +216,7 @@ def advance(
         facts=0,
         generation=0,
     )
-    stmt = stmt.on_conflict_do_update(
+    return stmt.on_conflict_do_update(
         index_elements=[s.c.skey],
         set_={
             "last_seq": s.c.last_seq + count,
@@ -190,8 +224,6 @@ def advance(
             "newest_created": case((s.c.newest_created < newest, newest), else_=s.c.newest_created),
         },
     ).returning(s.c.id, s.c.last_seq)
-    row = conn.execute(stmt).one()
-    return int(row.id), int(row.last_seq)
 
 
 def bump(conn: Connection, t: Tables, row: int, **counters: int) -> None:

@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Row, func, select, update
+from sqlalchemy import Row, bindparam, func, select, update
 from sqlalchemy.engine import Connection
 
 from ..errors import InvalidInputError
@@ -25,7 +26,7 @@ from ..turn import Turn
 from .keys import SessionOwner, new_turn_id
 from .records import StoredTurn, decoded
 from .schema import Tables
-from .sessions import advance, dialect_insert
+from .sessions import advance, dialect_insert_of
 
 __all__ = [
     "IN_CHUNK",
@@ -122,25 +123,40 @@ def append(
     written = {
         s.id: StoredTurn(s.turn, first + i, s.tokens, s.encoding) for i, s in enumerate(fresh)
     }
-    # A writer racing with the same id (a retry and its own lost commit) keeps the first.
-    stmt = dialect_insert(conn, t.turns).on_conflict_do_nothing(index_elements=["session", "tid"])
-    conn.execute(stmt, [turn_row(row, s) for s in written.values()])
+    conn.execute(_insert_turns(t, conn.dialect.name), [turn_row(row, s) for s in written.values()])
     return row, [written.get(s.id) or held[s.id][1] for s in prepared]
+
+
+@lru_cache(maxsize=64)
+def _insert_turns(t: Tables, dialect: str) -> Any:
+    """The insert of new turns, built once per prefix and database (every append runs it).
+
+    A writer racing with the same id (a retry and its own lost commit) keeps the first.
+    """
+    return dialect_insert_of(dialect, t.turns).on_conflict_do_nothing(
+        index_elements=["session", "tid"]
+    )
+
+
+@lru_cache(maxsize=64)
+def _held_query(t: Tables) -> Any:
+    """:func:`_held`'s query, built once per prefix (every append runs it)."""
+    c, s = t.turns.c, t.sessions.c
+    return (
+        select(t.turns)
+        .join(t.sessions, s.id == c.session)
+        .where(s.skey == bindparam("skey"), c.tid.in_(bindparam("ids", expanding=True)))
+    )
 
 
 def _held(
     conn: Connection, t: Tables, owner: SessionOwner, ids: Sequence[str]
 ) -> dict[str, tuple[int, StoredTurn]]:
     """The turns of ``ids`` the session holds already (with its row id), by id."""
-    c, s = t.turns.c, t.sessions.c
     out: dict[str, tuple[int, StoredTurn]] = {}
     for start in range(0, len(ids), IN_CHUNK):
-        query = (
-            select(t.turns)
-            .join(t.sessions, s.id == c.session)
-            .where(s.skey == owner.key, c.tid.in_(ids[start : start + IN_CHUNK]))
-        )
-        for row in conn.execute(query):
+        chunk = {"skey": owner.key, "ids": list(ids[start : start + IN_CHUNK])}
+        for row in conn.execute(_held_query(t), chunk):
             out.update((turn.id, (int(row.session), turn)) for turn in _decoded([row]))
     return out
 
