@@ -10,7 +10,10 @@ question are recalled into the same budget.
 
 :class:`HiGMemRetriever` returns the turns the HiGMem engine (hierarchical turn and event
 memory, arXiv 2604.18349) retrieves for a query as LlamaIndex nodes, and
-:class:`HiGMemMemoryBlock` plugs HiGMem into LlamaIndex's ``Memory`` as a long-term block.
+:class:`HiGMemMemoryBlock` plugs HiGMem into LlamaIndex's ``Memory`` as a long-term block;
+:class:`RecursiveSummaryMemoryBlock` and :class:`HybridMemoryBlock` do the same with the
+running summary of what overflows ``Memory``'s FIFO (and, hybrid, the facts and messages
+recalled for the question).
 
 :class:`LlamaIndexTextModel` lets any LlamaIndex LLM be the summarizer of the core
 engines; :mod:`llamaindex_higmem.messages` converts ``ChatMessage`` objects to and from the
@@ -44,13 +47,16 @@ try:
     from .memory import RecursiveSummaryMemory
     from .memory_blocks import HiGMemMemoryBlock
     from .retrievers import HiGMemRetriever
+    from .summary_blocks import HybridMemoryBlock, RecursiveSummaryMemoryBlock
 except ImportError as exc:  # llama-index-core comes with the [llamaindex] extra
     raise MissingDependencyError.for_import(exc, "llamaindex_higmem") from exc
 
 __all__: list[str] = [
     "HiGMemMemoryBlock",
     "HiGMemRetriever",
+    "HybridMemoryBlock",
     "LlamaIndexTextModel",
     "MemoryUsageEvent",
     "RecursiveSummaryMemory",
+    "RecursiveSummaryMemoryBlock",
 ]

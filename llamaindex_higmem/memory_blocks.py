@@ -51,7 +51,7 @@ from .messages import chat_message_to_turn, is_summary_message
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
 
-__all__ = ["HiGMemMemoryBlock", "MAX_ENGINES"]
+__all__ = ["HiGMemMemoryBlock", "MAX_ENGINES", "flushed_turns", "latest_question"]
 
 MAX_ENGINES = 256
 """How many sessions' HiGMem engines one block keeps (least recently used dropped).
@@ -107,6 +107,11 @@ class HiGMemMemoryBlock(BaseMemoryBlock[str]):
     def class_name(cls) -> str:
         """Get the class name."""
         return "HiGMemMemoryBlock"
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> HiGMemMemoryBlock:
+        # The engines are handles on a store, like a database connection: a copy (a
+        # workflow's isolated state edit copies its Memory) shares them and the store.
+        return self.model_copy()
 
     @classmethod
     def from_defaults(
@@ -192,12 +197,8 @@ class HiGMemMemoryBlock(BaseMemoryBlock[str]):
 
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
         session = block_kwargs.get("session_id") or self.session_id
-        query = ""
-        for message in reversed(messages or []):
-            if message.role.value == "user" and not is_summary_message(message):
-                query = message.content or ""
-                break
-        if not query.strip():
+        query = latest_question(messages)
+        if query is None:
             return ""
         found = await self.engine(session).aretrieve(
             query, self.k, use_llm=self.use_llm, scope=self.scope
@@ -206,13 +207,48 @@ class HiGMemMemoryBlock(BaseMemoryBlock[str]):
         return "\n".join(f"- {_when(r.turn.created_at)}{r.speaker}: {r.turn.text}" for r in story)
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
-        by_session: dict[str | None, list[Turn]] = {}
-        for message in messages:
-            if is_summary_message(message):
-                continue
-            kwargs = dict(message.additional_kwargs)
-            session = kwargs.pop("session_id", None) or self.session_id
-            clean = message.model_copy(update={"additional_kwargs": kwargs})
-            by_session.setdefault(session, []).append(chat_message_to_turn(clean))
-        for session, turns in by_session.items():
+        for session, turns in flushed_turns(messages, self.session_id).items():
             await self.engine(session).aadd(turns, flush=True)
+
+
+def latest_question(messages: list[ChatMessage] | None) -> str | None:
+    """The text of the newest user message (not a summary message), or None if blank.
+
+    What a block recalls for: ``Memory`` hands its blocks the short-term messages (and
+    the ``input`` of ``get``, as the last user message), so this is the question asked.
+
+    Example:
+        >>> latest_question([ChatMessage(role="user", content="Hi"),
+        ...                  ChatMessage(role="assistant", content="Hello")])
+        'Hi'
+    """
+    for message in reversed(messages or []):
+        if message.role.value == "user" and not is_summary_message(message):
+            text = message.content or ""
+            return text if text.strip() else None
+    return None
+
+
+def flushed_turns(
+    messages: list[ChatMessage], default_session: str | None
+) -> dict[str | None, list[Turn]]:
+    """Flushed messages as turns, by session (the ``session_id`` ``Memory`` stamped on each).
+
+    ``Memory.aput`` stamps its session on every message it flushes to its blocks
+    (``additional_kwargs["session_id"]``); the stamp is taken off the stored turn.
+    Messages without one belong to ``default_session``; summary messages are skipped.
+
+    Example:
+        >>> stamped = ChatMessage(role="user", content="Hi", additional_kwargs={"session_id": "a"})
+        >>> {s: [t.text for t in turns] for s, turns in flushed_turns([stamped], "b").items()}
+        {'a': ['Hi']}
+    """
+    by_session: dict[str | None, list[Turn]] = {}
+    for message in messages:
+        if is_summary_message(message):
+            continue
+        kwargs = dict(message.additional_kwargs)
+        session = kwargs.pop("session_id", None) or default_session
+        clean = message.model_copy(update={"additional_kwargs": kwargs})
+        by_session.setdefault(session, []).append(chat_message_to_turn(clean))
+    return by_session
