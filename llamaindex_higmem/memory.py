@@ -32,18 +32,24 @@ import difflib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from os import PathLike
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
-from llama_index.core.bridge.pydantic import Field, PrivateAttr, ValidationError
+from llama_index.core.bridge.pydantic import Field, PrivateAttr, ValidationError, create_model
 from llama_index.core.memory.types import BaseMemory
-from typing_extensions import TypedDict, Unpack
+from typing_extensions import Unpack
 
-from langchain_recursive_memory.core.builder import MemoryOptions, build_memory, open_store
+from langchain_recursive_memory.core.builder import build_memory, open_store
 from langchain_recursive_memory.core.errors import ConfigurationError, InvalidInputError
-from langchain_recursive_memory.core.options import BUDGET, LLAMAINDEX, OPTIONS, Option
+from langchain_recursive_memory.core.options import (
+    BUDGET,
+    LLAMAINDEX,
+    OPTIONS,
+    LlamaIndexKwargs,
+    MemoryOptions,
+    Option,
+)
 from langchain_recursive_memory.core.recursive import Context, RecursiveMemory
 from langchain_recursive_memory.core.recursive.facade import SummaryFacade
 from langchain_recursive_memory.core.runtime.retry import RetryPolicy
@@ -69,33 +75,15 @@ DEFAULT_SESSION = "chat_history"
 """The session of a memory built without ``session_id`` (``ChatMemoryBuffer``'s default key)."""
 
 
-class MemorySettings(TypedDict, total=False):
-    """The budget settings :meth:`RecursiveSummaryMemory.from_defaults` accepts (the fields).
-
-    The typed declaration of the table's options offered on the ``llamaindex`` surface
-    (:data:`~langchain_recursive_memory.core.options.OPTIONS`), under their LlamaIndex
-    names (``token_limit`` is ``max_tokens``); the tests check it equals the table.
-    """
-
-    token_limit: int
-    max_summary_tokens: int | None
-    max_messages: int | None
-    keep_tokens: int | None
-    keep_messages: int | None
-    summary_role: str | MessageRole
-    recall_tokens: int | None
-    reserve_tokens: int
-    extract_facts: bool
-    tokenizer_model: str
-    recall_scope: str
-
-
 def _options(settings: Mapping[str, Any], **more: Any) -> MemoryOptions:
     """Memory options from the settings (LlamaIndex names) and the non-field options."""
     values = OPTIONS.to_core(settings, LLAMAINDEX)
     if "summary_role" in values:
         values["summary_role"] = _role_name(values["summary_role"])
-    return MemoryOptions(**values, **more)
+    try:
+        return MemoryOptions(**values, **more)
+    except ConfigurationError as exc:
+        raise ConfigurationError(_llamaindex_names(str(exc))) from exc
 
 
 def _setting(name: str, *, resolved: str = "", **overrides: Any) -> Any:
@@ -109,7 +97,22 @@ def _setting(name: str, *, resolved: str = "", **overrides: Any) -> Any:
     return Field(**{"default": option.default, **overrides}, description=description, frozen=True)
 
 
-class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
+def _settings_fields() -> dict[str, Any]:
+    """The pydantic fields of the settings: the options' own, under LlamaIndex's names."""
+    fields: dict[str, Any] = {n: (o.type, _setting(n)) for n, o in OPTIONS.on(LLAMAINDEX).items()}
+    role = _setting(
+        "summary_role", default=MessageRole.USER, resolved="The field holds the role itself."
+    )
+    recall = _setting(
+        "recall_tokens", default=0, resolved="The field holds the tokens reserved (0: no recall)."
+    )
+    return {**fields, "summary_role": (MessageRole, role), "recall_tokens": (int, recall)}
+
+
+_SettingsMemory = create_model("_SettingsMemory", __base__=BaseMemory, **_settings_fields())
+
+
+class RecursiveSummaryMemory(SummaryFacade, _SettingsMemory):  # type: ignore[misc,valid-type]
     """Chat memory with a running summary, persisted in Chroma.
 
     Build it with :meth:`from_defaults`. The public fields are read-only settings (they
@@ -141,21 +144,6 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         description="Isolates apps or tenants sharing a store.",
         frozen=True,
     )
-    token_limit: int = _setting("token_limit")
-    max_summary_tokens: int | None = _setting("max_summary_tokens")
-    max_messages: int | None = _setting("max_messages")
-    keep_tokens: int | None = _setting("keep_tokens")
-    keep_messages: int | None = _setting("keep_messages")
-    summary_role: MessageRole = _setting(
-        "summary_role", default=MessageRole.USER, resolved="The field holds the role itself."
-    )
-    recall_scope: str = _setting("recall_scope")
-    tokenizer_model: str = _setting("tokenizer_model")
-    extract_facts: bool = _setting("extract_facts")
-    recall_tokens: int = _setting(
-        "recall_tokens", default=0, resolved="The field holds the tokens reserved (0: no recall)."
-    )
-    reserve_tokens: int = _setting("reserve_tokens")
     recall_k: int = Field(
         default=12,
         ge=1,
@@ -212,7 +200,7 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> RecursiveSummaryMemory:
         # The memory is a handle on a store, like a database connection: a copy (for
         # example a workflow's isolated state edit) shares the engine and its store.
-        return self.model_copy()
+        return cast(RecursiveSummaryMemory, self.model_copy())
 
     @classmethod
     def class_name(cls) -> str:
@@ -226,11 +214,11 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
     @classmethod
     def from_string(cls, data_str: str, **kwargs: Any) -> RecursiveSummaryMemory:
         """Reopen a memory from :meth:`to_string` (as ``ChatMemoryBuffer.from_string``)."""
-        return cls.from_dict(json.loads(data_str), **kwargs)
+        return cast(RecursiveSummaryMemory, cls.from_dict(json.loads(data_str), **kwargs))
 
     @classmethod
     @OPTIONS.document(LLAMAINDEX)
-    def from_defaults(  # type: ignore[override]  # typed settings, not BaseMemory's **Any
+    def from_defaults(
         cls,
         *,
         session_id: str | None = None,
@@ -245,7 +233,7 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         recall_k: int = 12,
         retry: RetryPolicy | None = None,
         memory: RecursiveMemory | None = None,
-        **settings: Unpack[MemorySettings],
+        **settings: Unpack[LlamaIndexKwargs],
     ) -> RecursiveSummaryMemory:
         """Create the memory of one conversation.
 
@@ -359,7 +347,8 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         if not initial_token_count:
             return 0
         overhead = self._memory.counter.message_overhead("system")
-        return min(initial_token_count + overhead, self.token_limit)
+        limit: int = self.token_limit
+        return min(initial_token_count + overhead, limit)
 
     @staticmethod
     def _messages(context: Context) -> list[ChatMessage]:
@@ -374,7 +363,7 @@ class RecursiveSummaryMemory(SummaryFacade, BaseMemory):
         ``get()`` then returns, as ``ChatMemoryBuffer`` does, the newest messages whose
         contents fit.
         """
-        return self.token_limit != self._memory.config.max_tokens
+        return bool(self.token_limit != self._memory.config.max_tokens)
 
     def _buffer(self, context: Context, initial_token_count: int) -> list[ChatMessage]:
         self._reserve(initial_token_count)  # the same checks of initial_token_count
@@ -549,7 +538,7 @@ def _engine(
     store = open_store(**stores)
     engine = build_memory(
         session_id if session_id is not None else DEFAULT_SESSION,
-        replace(options, config=config),
+        options.model_copy(update={"config": config}),
         model=model,
         store=store,
         namespace=namespace,

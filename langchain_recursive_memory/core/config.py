@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache, partial
+from functools import cache
+from types import MappingProxyType
 
 from .errors import ConfigurationError, InvalidInputError
-from .options import DEFAULT_MAX_TOKENS, MIN_SUMMARY_TOKENS, OPTIONS, SUMMARY_ROLES, check_int
 from .tokenizer import REPLY_PRIMING_TOKENS, TOKENS_PER_MESSAGE
 from .turn import ROLE_ALIASES
 from .validation import KnownFields, check_text
@@ -33,6 +33,12 @@ __all__ = [
     "summary_cap",
 ]
 
+DEFAULT_MAX_TOKENS = 2000
+"""The default budget of a context (every memory and adapter)."""
+MIN_SUMMARY_TOKENS = 16
+"""Smallest summary cap (and longest-message cap of a prompt): a sentence or two."""
+SUMMARY_ROLES = ("user", "assistant", "system")
+"""The roles a summary message may have (the adapters also take their aliases)."""
 DEFAULT_SUMMARY_TOKENS = 300
 """The default cap of the summary (a quarter of a smaller budget: :func:`summary_cap`)."""
 AUTO_SUMMARY_TOKENS = 0
@@ -45,6 +51,54 @@ MIN_FOLD_CHUNK_TOKENS = 64
 """Smallest summarizer call of a fold."""
 MIN_RECALL_ITEM_TOKENS = 8
 """Shortest cut of a recalled item."""
+
+
+def check_int(name: str, value: object, minimum: int = 1) -> int:
+    """``value`` if it is an int (not a bool) of at least ``minimum``: the rule of every budget.
+
+    Raises:
+        ConfigurationError: Naming the bad value.
+
+    Example:
+        >>> check_int("k", 3)
+        3
+    """
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ConfigurationError.for_value(name, value, f"must be an integer >= {minimum}")
+    return value
+
+
+MIN_MAX_MESSAGES = 2
+"""Fewest unfolded messages ``max_messages`` may allow (one is always kept)."""
+BUDGET_MINIMA: Mapping[str, int] = MappingProxyType(
+    {
+        "max_tokens": 1,
+        "max_summary_tokens": MIN_SUMMARY_TOKENS,
+        "max_messages": MIN_MAX_MESSAGES,
+        "keep_tokens": 0,
+        "keep_messages": 0,
+        "recall_tokens": 0,
+        "reserve_tokens": 0,
+    }
+)
+"""The least value of each budget option (the options model's budget fields check by it)."""
+
+
+def check_budget(name: str, value: object) -> object:
+    """``value`` if the budget option ``name`` accepts it: its least value, or a role.
+
+    Raises:
+        ConfigurationError: Naming the option and the bad value.
+
+    Example:
+        >>> check_budget("summary_role", "human")
+        'human'
+    """
+    if name != "summary_role":
+        return check_int(name, value, BUDGET_MINIMA[name])
+    if not isinstance(value, str) or ROLE_ALIASES.get(value, value) not in SUMMARY_ROLES:
+        raise ConfigurationError.for_value(name, value, f"must be one of {SUMMARY_ROLES}")
+    return value
 
 
 class Derived(int):
@@ -218,48 +272,44 @@ class MemoryConfig(KnownFields):
     reserve_tokens: int = 0
 
     def __post_init__(self) -> None:
-        option = partial(OPTIONS.check, resolved=True)  # the option table's checks
-        option("max_tokens", self.max_tokens)
+        check_budget("max_tokens", self.max_tokens)
         cap = summary_cap(self.max_tokens, self.max_summary_tokens)
-        derived = {n: v for n, v in (("max_summary_tokens", cap),) if isinstance(v, Derived)}
         object.__setattr__(self, "max_summary_tokens", cap)
-        option("max_summary_tokens", self.max_summary_tokens)
-        check_int("fold_chunk_tokens", self.fold_chunk_tokens, MIN_FOLD_CHUNK_TOKENS)
-        check_int("max_prompt_message_tokens", self.max_prompt_message_tokens, MIN_SUMMARY_TOKENS)
-        option("recall_tokens", self.recall_tokens)
-        if isinstance(self.recall_tokens, Derived):
-            derived["recall_tokens"] = self.recall_tokens
+        shares = (("max_summary_tokens", cap), ("recall_tokens", self.recall_tokens))
+        derived = {n: v for n, v in shares if isinstance(v, Derived)}
+        for name in BUDGET_MINIMA:  # None: off (max_messages, keep_tokens, keep_messages)
+            if getattr(self, name) is not None:
+                check_budget(name, getattr(self, name))
         for name in derived:  # plain ints from here on
             object.__setattr__(self, name, int(getattr(self, name)))
-        option("reserve_tokens", self.reserve_tokens)
+        check_budget("summary_role", self.summary_role)  # a role, or an alias ("human")
+        role = ROLE_ALIASES.get(self.summary_role, self.summary_role)
+        object.__setattr__(self, "summary_role", role)
+        check_int("fold_chunk_tokens", self.fold_chunk_tokens, MIN_FOLD_CHUNK_TOKENS)
+        check_int("max_prompt_message_tokens", self.max_prompt_message_tokens, MIN_SUMMARY_TOKENS)
         check_int("recall_item_tokens", self.recall_item_tokens, MIN_RECALL_ITEM_TOKENS)
-        OPTIONS.check("max_messages", self.max_messages)
-        if self.keep_messages is not None:
-            option("keep_messages", self.keep_messages)
-            if self.max_messages is not None and self.keep_messages >= self.max_messages:
-                raise ConfigurationError.for_value(
-                    "keep_messages",
-                    self.keep_messages,
-                    f"must be smaller than max_messages={self.max_messages}",
-                )
         for name in ("summary_prefix", "recall_prefix"):
             try:
                 check_text(name, getattr(self, name))
             except InvalidInputError as exc:
                 raise ConfigurationError(str(exc)) from exc
-        option("summary_role", self.summary_role)  # a role, or an alias of one ("human")
-        role = ROLE_ALIASES.get(self.summary_role, self.summary_role)
-        object.__setattr__(self, "summary_role", role)
+        self._check_combinations(derived)
+
+    def _check_combinations(self, derived: Mapping[str, Derived]) -> None:
+        """Check what the values must be together (each alone was checked)."""
+        keep, most = self.keep_messages, self.max_messages
+        if keep is not None and most is not None and keep >= most:
+            raise ConfigurationError.for_value(
+                "keep_messages", keep, f"must be smaller than max_messages={most}"
+            )
         if self.window_budget < MIN_WINDOW_TOKENS:
             raise _window_error(self, derived)
-        if self.keep_tokens is not None:
-            option("keep_tokens", self.keep_tokens)
-            if self.keep_tokens > self.window_budget:
-                raise ConfigurationError.for_value(
-                    "keep_tokens",
-                    self.keep_tokens,
-                    f"exceeds the window budget of {self.window_budget} tokens",
-                )
+        if self.keep_tokens is not None and self.keep_tokens > self.window_budget:
+            raise ConfigurationError.for_value(
+                "keep_tokens",
+                self.keep_tokens,
+                f"exceeds the window budget of {self.window_budget} tokens",
+            )
 
     @property
     def summary_reserve(self) -> int:

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import logging
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from os import PathLike
 from typing import Any, TypeVar
 
@@ -40,7 +42,7 @@ from .session import Models, SessionRef, UserBinding
 from .storage import MemoryStore, StoredTurn, validate_session
 from .storage.keys import validate_name
 from .tokenizer import TokenCounter
-from .turn import Turn
+from .turn import Turn, turn_list
 from .usage import Usage, UsageRecord
 
 __all__ = ["Engine", "resolve_config"]
@@ -59,7 +61,7 @@ def resolve_config(cls: Callable[..., C], config: C | None, fields: Mapping[str,
     return config if config is not None else cls(**fields)
 
 
-class Engine:
+class Engine(ABC):
     """The shared part of :class:`~.recursive.RecursiveMemory` and :class:`~.higmem.HiGMem`.
 
     Args:
@@ -320,7 +322,7 @@ class Engine:
 
     def usage_by_purpose(self) -> dict[str, Usage]:
         """Return this session's upkeep spend per purpose (``"fold"``, ``"facts"``...)."""
-        return self.runner.run(self._usage_by_purpose_steps())
+        return self.runner.call(self.session.records.usage)
 
     def _usage_by_purpose_steps(self) -> Steps[dict[str, Usage]]:
         return (yield from store_call(self.session.records.usage))
@@ -329,14 +331,44 @@ class Engine:
 
     def turns(self) -> list[StoredTurn]:
         """Return the whole turn log of the session, oldest first."""
-        return self.runner.run(self._turns_steps())
+        return self.runner.call(self.session.records.turns.all)
 
     async def aturns(self) -> list[StoredTurn]:
         """Async twin of :meth:`turns`."""
-        return await self.runner.arun(self._turns_steps())
+        return await self.runner.acall(self.session.records.turns.all)
 
-    def _turns_steps(self) -> Steps[list[StoredTurn]]:
-        return (yield from store_call(self.session.records.turns.all))
+    def set_turns(self, turns: Sequence[Turn]) -> None:
+        """Make the session's turns exactly ``turns``.
+
+        When the stored log is a prefix of ``turns`` (an application handing back the
+        history it read, or the same history loaded at every start), only the new turns
+        are added and the summary is kept; otherwise the session is cleared first.
+        """
+        items = turn_list(turns)
+        stored = [s.turn for s in self.turns()]
+        if not _is_prefix(stored, items):
+            self.clear()
+            stored = []
+        if items[len(stored) :]:
+            self.add(items[len(stored) :])
+
+    async def aset_turns(self, turns: Sequence[Turn]) -> None:
+        """Async twin of :meth:`set_turns`."""
+        items = turn_list(turns)
+        stored = [s.turn for s in await self.aturns()]
+        if not _is_prefix(stored, items):
+            await self.aclear()
+            stored = []
+        if items[len(stored) :]:
+            await self.aadd(items[len(stored) :])
+
+    @abstractmethod
+    def add(self, turns: Turn | Sequence[Turn]) -> list[StoredTurn]:
+        """Store turns durably (each engine adds what it derives from them)."""
+
+    @abstractmethod
+    async def aadd(self, turns: Turn | Sequence[Turn]) -> list[StoredTurn]:
+        """Async twin of :meth:`add`."""
 
     def clear(self) -> None:
         """Delete everything stored for the session (turns and all derived state)."""
@@ -351,5 +383,16 @@ class Engine:
         self._forget()
         self.user.reset()
 
-    def _forget(self) -> None:
+    def _forget(self) -> None:  # noqa: B027 - a hook: an engine with caches drops them
         """Drop what this process cached about the session (after :meth:`clear`)."""
+
+
+def _is_prefix(stored: Sequence[Turn], turns: Sequence[Turn]) -> bool:
+    """Whether ``stored`` begins ``turns`` (ignoring the ids and times the store gave)."""
+
+    def bare(turn: Turn) -> Turn:
+        return replace(turn, id=None, created_at=None)
+
+    return len(stored) <= len(turns) and all(
+        bare(a) == bare(b) for a, b in zip(stored, turns, strict=False)
+    )

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from langchain_core.runnables.config import RunnableConfig, ensure_config
@@ -71,7 +70,7 @@ def memory_factory(
         )
     if isinstance(model, LangChainTextModel) and model.config is None:
         model.config = dict(_SUMMARIZER_CONFIG)
-    shared = replace(options, config=config)
+    shared = options.model_copy(update={"config": config})
 
     def factory(session_id: str, user_id: str | None) -> RecursiveMemory:
         return build_memory(

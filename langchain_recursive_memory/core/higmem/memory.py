@@ -243,7 +243,7 @@ class HiGMem(Engine):
     def _turn_nodes_steps(self) -> Steps[list[TurnNode]]:
         if self.model is None:
             yield from self._index_steps(flush=True)
-        turns = yield from self._turns_steps()
+        turns = yield from store_call(self.session.records.turns.all)
         order = {t.id: i for i, t in enumerate(turns)}
         nodes = yield from store_call(self.session.records.nodes.turn_nodes)
         return sorted(nodes, key=lambda n: order.get(n.turn_id, len(order)))

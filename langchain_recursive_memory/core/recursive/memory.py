@@ -43,23 +43,21 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from os import PathLike
 from typing import Any
 
-from ..config import DEFAULT_MAX_TOKENS, MemoryConfig, recall_share
-from ..engine import Engine, resolve_config
+from typing_extensions import Unpack
+
+from ..engine import Engine
 from ..errors import ConfigurationError
 from ..facts import Fact
 from ..models import TextModel
-from ..options import OPTIONS
+from ..options import MemoryKwargs, MemoryOptions
 from ..retrieval.hits import RecallHit
-from ..retrieval.pool import USER
 from ..runtime.background import BackgroundFolds
 from ..runtime.effects import Steps, store_call
-from ..runtime.retry import RetryPolicy
 from ..storage import DEFAULT_NAMESPACE, MemoryStore, SessionState, StoredTurn, Summary
 from ..tokenizer import TokenCounter
 from ..turn import Turn, turn_list
@@ -82,7 +80,7 @@ CONTEXT_RECALL_K = 12
 
 
 class RecursiveMemory(Engine):
-    """Recursive summary memory of one session, on a Chroma store.
+    """Recursive summary memory of one session, on a store.
 
     Args:
         session_id: The conversation's id (any non-empty string up to 1,024 characters).
@@ -92,38 +90,28 @@ class RecursiveMemory(Engine):
             ``path`` (or :func:`~..storage.default_path`).
         path: Directory of the default embedded store.
         namespace: Isolates tenants or apps sharing a store (default ``"default"``).
-        config: A :class:`~..config.MemoryConfig`; or give its fields as keyword arguments
-            (``max_tokens=2000``, ``max_summary_tokens=300``, ...).
+        options: The memory options as a :class:`~..options.MemoryOptions`; or give them
+            as keyword arguments (``max_tokens=2000``, ``extract_facts=True``...).
         counter: Token counter; default: ``TokenCounter(tokenizer_model)``.
-        tokenizer_model: Model name whose encoding counts tokens (default ``"gpt-4o"``).
-        retry: Retries, timeouts and cool-down of model and embedding calls.
         shorten_attempts: How many times an over-long summary is sent back to be shortened
             before it is truncated (default 1).
-        embedder: For dense recall: a LangChain ``Embeddings``, a LlamaIndex
-            ``BaseEmbedding``, a Chroma ``EmbeddingFunction`` or a core ``Embedder``.
-            None (default): recall is lexical (BM25) only.
-        extract_facts: Extract atomic facts at each fold (needs ``model``; default False,
-            True in :class:`HybridMemory`).
         fact_mode: ``"combined"`` (default: facts come from the summary call itself) or
             ``"separate"`` (a second call per fold).
         fact_attempts: Times a malformed facts answer is asked again before the facts of
             that fold are skipped with a warning (default 2).
         on_usage: Called with a :class:`~..usage.UsageRecord` after each operation that
             called the model (also kept in the store: see :meth:`usage`).
-        background_folds: Fold on a background thread (sync) or task (async) so that
-            ``add`` returns as soon as the turns are stored (default False). Reads during a
-            fold see the state before or after it, always within the budget.
         user_id: The user the conversation belongs to (validated like a session id, within
-            the namespace; default None: the session alone, as before users existed). The
-            facts of a user's sessions are the user's: extracted in any of them, recalled
-            in all of them, a later correction updating the same fact. Fixed once recorded
-            (a different one is a ``ConfigurationError``); a memory opened without it on a
-            session that has one uses the recorded one.
-        recall_scope: Where ``context(query)`` and ``recall`` take archived turns from by
-            default: ``"session"`` (default: this conversation only; the user's facts are
-            recalled anyway) or ``"user"`` (every session of the user; it reserves the
-            recall share by default, as :class:`HybridMemory` does).
-        **config_fields: Fields of :class:`~..config.MemoryConfig`.
+            the namespace; default None: the session alone). The facts of a user's
+            sessions are the user's: extracted in any of them, recalled in all of them, a
+            later correction updating the same fact. Fixed once recorded (a different one
+            is a ``ConfigurationError``); a memory opened without it on a session that has
+            one uses the recorded one.
+        **option_values: The options of :class:`~..options.MemoryOptions` (each documented
+            there): the budget (``max_tokens``, ``max_summary_tokens``, ``keep_tokens``...
+            or a whole ``config``), ``extract_facts``, ``embedder``, ``tokenizer_model``,
+            ``retry``, ``background_folds`` (reads during a background fold see the state
+            before or after it, always within the budget) and ``recall_scope``.
 
     Raises:
         ConfigurationError: For invalid budgets or conflicting arguments.
@@ -140,67 +128,41 @@ class RecursiveMemory(Engine):
         store: MemoryStore | None = None,
         path: str | PathLike[str] | None = None,
         namespace: str = DEFAULT_NAMESPACE,
-        config: MemoryConfig | None = None,
+        options: MemoryOptions | None = None,
         counter: TokenCounter | None = None,
-        tokenizer_model: str = "gpt-4o",
-        retry: RetryPolicy | None = None,
         shorten_attempts: int = 1,
-        embedder: Any = None,
-        extract_facts: bool = False,
         fact_mode: str = "combined",
         fact_attempts: int = 2,
-        background_folds: bool = False,
         on_usage: Callable[[UsageRecord], None] | None = None,
         user_id: str | None = None,
-        recall_scope: str = "session",
-        **config_fields: Any,
+        **option_values: Unpack[MemoryKwargs],
     ) -> None:
-        _check_settings(shorten_attempts, fact_mode, fact_attempts, recall_scope)
-        if config is None:  # the one recall-default rule (config.recall_share)
-            recalls = self._recalls_by_default or recall_scope == USER
-            config_fields = _with_recall_share(config_fields, recalls=recalls)
-        self.config = resolve_config(MemoryConfig, config, config_fields)
-        counter = counter or TokenCounter(tokenizer_model)
+        _check_settings(shorten_attempts, fact_mode, fact_attempts)
+        self.options = _merged(options, option_values)
+        self.config = self.options.memory_config(recalls=self._recalls_by_default)
         super().__init__(
-            session_id,
-            model=model,
-            store=store,
-            path=path,
-            namespace=namespace,
-            retry=retry,
-            counter=counter,
-            embedder=embedder,
-            on_usage=on_usage,
-            user_id=user_id,
-        )
-        self.recall_scope = recall_scope
-        self.extract_facts = extract_facts
+            session_id, model=model, store=store, path=path, namespace=namespace,
+            retry=self.options.retry, embedder=self.options.embedder, on_usage=on_usage,
+            counter=counter or TokenCounter(self.options.tokenizer_model), user_id=user_id,
+        )  # fmt: skip
+        self.recall_scope = self.options.recall_scope
+        self.extract_facts = self.options.extract_facts
         self.fact_mode = fact_mode
-        self.background_folds = background_folds
+        self.background_folds = self.options.background_folds
         self._background = BackgroundFolds()
         self.context_builder = ContextBuilder(self.config, self.counter)
-        facts = FactSettings(extract_facts, fact_mode, fact_attempts)
+        facts = FactSettings(self.extract_facts, fact_mode, fact_attempts)
         session, models, user = self.session, self.models, self.user
         summarizer = Summarizer(
-            session,
-            self.config,
-            self.counter,
-            models,
-            facts=facts,
+            session, self.config, self.counter, models, facts=facts,
             shorten_attempts=shorten_attempts,
-        )
+        )  # fmt: skip
         archive = ArchiveIndex(session)
         derived = DerivedWriter(session, models, user, archive)
         self._fold_runner = FoldRunner(
-            session,
-            user,
-            summarizer,
-            derived,
-            archive,
-            config=self.config,
-            counter=self.counter,
-            retry=self.retry,
-        )
+            session, user, summarizer, derived, archive, config=self.config,
+            counter=self.counter, retry=self.retry,
+        )  # fmt: skip
         self._recaller = Recaller(
             session, models, user, self.context_builder, derived=derived, archive=archive
         )
@@ -210,12 +172,7 @@ class RecursiveMemory(Engine):
         self._derived = derived
         self._archive = archive
         if model is None:
-            logger.info(
-                "session %r: no summary model configured; folds use the extractive "
-                "summarizer (no LLM calls)%s",
-                session_id,
-                "; facts are not extracted" if extract_facts else "",
-            )
+            _log_no_model(session_id, self.extract_facts)
 
     def __repr__(self) -> str:
         return (
@@ -509,79 +466,43 @@ class RecursiveMemory(Engine):
             return 0
         return await self.runner.arun(self._reindex_steps())
 
-    def set_turns(self, turns: Sequence[Turn]) -> None:
-        """Make the session's turns exactly ``turns``.
-
-        When the stored log is a prefix of ``turns`` (an application handing back the
-        history it read, or the same history loaded at every start), only the new turns
-        are added and the summary is kept; otherwise the session is cleared first.
-        """
-        items = turn_list(turns)
-        stored = [s.turn for s in self.turns()]
-        if not _is_prefix(stored, items):
-            self.clear()
-            stored = []
-        if items[len(stored) :]:
-            self.add(items[len(stored) :])
-
-    async def aset_turns(self, turns: Sequence[Turn]) -> None:
-        """Async twin of :meth:`set_turns`."""
-        items = turn_list(turns)
-        stored = [s.turn for s in await self.aturns()]
-        if not _is_prefix(stored, items):
-            await self.aclear()
-            stored = []
-        if items[len(stored) :]:
-            await self.aadd(items[len(stored) :])
-
     def get_summary(self) -> Summary | None:
         """Return the latest summary version (text and provenance), or None."""
-        return self.runner.run(self._summary_steps())
+        return self.runner.call(self.session.records.summaries.latest)
 
     async def aget_summary(self) -> Summary | None:
         """Async twin of :meth:`get_summary`."""
-        return await self.runner.arun(self._summary_steps())
-
-    def _summary_steps(self) -> Steps[Summary | None]:
-        return (yield from store_call(self.session.records.summaries.latest))
+        return await self.runner.acall(self.session.records.summaries.latest)
 
 
-def _check_settings(
-    shorten_attempts: int, fact_mode: str, fact_attempts: int, recall_scope: str
-) -> None:
-    """Check the engine settings that are not budgets (``ConfigurationError``, named)."""
+def _check_settings(shorten_attempts: int, fact_mode: str, fact_attempts: int) -> None:
+    """Check the engine settings that are not options (``ConfigurationError``, named)."""
     if shorten_attempts < 0:
         raise ConfigurationError.for_value("shorten_attempts", shorten_attempts, "must be >= 0")
     if fact_mode not in FACT_MODES:
         raise ConfigurationError.for_value("fact_mode", fact_mode, f"must be in {FACT_MODES}")
     if fact_attempts < 1:
         raise ConfigurationError.for_value("fact_attempts", fact_attempts, "must be >= 1")
-    OPTIONS.check("recall_scope", recall_scope)
 
 
-def _with_recall_share(fields: dict[str, Any], *, recalls: bool) -> dict[str, Any]:
-    """``fields`` with the recall share of :func:`~..config.recall_share` when ``recalls``.
-
-    A memory recalls by default when it is a :class:`HybridMemory` or recalls from the
-    user's sessions (``recall_scope="user"``: no model, facts or embedder needed, BM25
-    recalls the turns); an explicit ``recall_tokens`` wins.
-    """
-    if not recalls:
-        return fields
-    max_tokens = fields.get("max_tokens", DEFAULT_MAX_TOKENS)
-    share = recall_share(max_tokens, fields.get("recall_tokens"), hybrid=True)
-    return {**fields, "recall_tokens": share}
-
-
-def _is_prefix(stored: Sequence[Turn], turns: Sequence[Turn]) -> bool:
-    """Whether ``stored`` begins ``turns`` (ignoring the ids and times the store gave)."""
-
-    def bare(turn: Turn) -> Turn:
-        return replace(turn, id=None, created_at=None)
-
-    return len(stored) <= len(turns) and all(
-        bare(a) == bare(b) for a, b in zip(stored, turns, strict=False)
+def _log_no_model(session_id: str, extract_facts: bool) -> None:
+    logger.info(
+        "session %r: no summary model configured; folds use the extractive summarizer "
+        "(no LLM calls)%s",
+        session_id,
+        "; facts are not extracted" if extract_facts else "",
     )
+
+
+def _merged(options: MemoryOptions | None, values: Mapping[str, Any]) -> MemoryOptions:
+    """``options`` or the options of keyword ``values``; both given is an error."""
+    if options is None:
+        return MemoryOptions(**values)
+    if values:
+        raise ConfigurationError.for_value(
+            "options", options, f"give either options or {sorted(values)}, not both"
+        )
+    return options
 
 
 class HybridMemory(RecursiveMemory):
@@ -594,11 +515,10 @@ class HybridMemory(RecursiveMemory):
 
     Args:
         session_id: The conversation's id.
-        embedder: LangChain ``Embeddings``, LlamaIndex ``BaseEmbedding``, Chroma
-            ``EmbeddingFunction`` or None (lexical recall only).
-        extract_facts: Default True.
-        **kwargs: Everything :class:`RecursiveMemory` takes. ``recall_tokens`` defaults to
-            ``max_tokens // 4`` (see :func:`~..config.recall_share`).
+        options: A whole :class:`~..options.MemoryOptions` (taken as given).
+        **kwargs: Everything :class:`RecursiveMemory` takes; ``extract_facts`` defaults to
+            True and ``recall_tokens`` to ``max_tokens // 4``
+            (:meth:`~..options.MemoryOptions.memory_config`).
 
     Example:
         >>> from langchain_recursive_memory.core import HybridMemory, MemoryStore, Turn
@@ -613,11 +533,8 @@ class HybridMemory(RecursiveMemory):
     _recalls_by_default = True
 
     def __init__(
-        self,
-        session_id: str,
-        *,
-        embedder: Any = None,
-        extract_facts: bool = True,
-        **kwargs: Any,
+        self, session_id: str, *, options: MemoryOptions | None = None, **kwargs: Any
     ) -> None:
-        super().__init__(session_id, embedder=embedder, extract_facts=extract_facts, **kwargs)
+        if options is None:
+            kwargs.setdefault("extract_facts", True)
+        super().__init__(session_id, options=options, **kwargs)

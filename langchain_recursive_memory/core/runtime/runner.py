@@ -52,7 +52,7 @@ from ..errors import EmbeddingError, ModelError, ModelOutputError, ModelTimeoutE
 from ..models import Embedder, TextModel, check_vectors, offers_json
 from ..tokenizer import TokenCounter
 from ..usage import Usage
-from .effects import INLINE, Effect, EmbedCall, Gather, ModelCall, Steps, StoreCall
+from .effects import INLINE, Effect, EmbedCall, Gather, ModelCall, Steps, StoreCall, store_call
 from .repair import repair_prompt
 from .retry import Retrying, RetryPolicy, acall_with_timeout, call_with_timeout
 
@@ -261,6 +261,14 @@ class Runner:
             drive.close()  # cancellation included: release the step's locks at once
             if spend.by_purpose:
                 await asyncio.to_thread(self._report, spend)
+
+    def call(self, fn: Callable[..., R], /, *args: Any) -> R:
+        """One store call, ``fn(*args)``, made as :meth:`run` makes a step's."""
+        return self.run(store_call(fn, *args))
+
+    async def acall(self, fn: Callable[..., R], /, *args: Any) -> R:
+        """Async twin of :meth:`call` (in a worker thread, or on the loop: :func:`on_loop`)."""
+        return await self.arun(store_call(fn, *args))
 
     def _report(self, spend: _Spend) -> None:
         if not spend.by_purpose or self.on_usage is None:
