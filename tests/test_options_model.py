@@ -1,29 +1,28 @@
-"""One options model: every memory option is defined once, in ``core.options.OPTIONS``.
+"""One options model: every memory option is a field of ``core.options.MemoryOptions``.
 
-Each surface reads that table: ``MemoryOptions.from_kwargs`` (and so the LangChain chat
-history and agent middleware), ``MemoryConfig``'s checks, ``build_memory``, the LlamaIndex
-memory (its settings, names, field descriptions and defaults) and the CLI's ``--option``.
-Python's static typing forces some declarations to be written out (the ``MemoryOptions``
-dataclass, the ``MemoryKwargs`` and ``MemorySettings`` TypedDicts that ``Unpack`` needs,
-the pydantic fields, the engine's keywords): :func:`drift` compares each one with the
-table, so an option added to the table alone names every declaration still to follow.
+Each surface derives its options from the model: ``MemoryOptions`` itself (and so the
+engines, the LangChain chat history and agent middleware), ``MemoryConfig``'s checks of the
+budget, ``build_memory``, the LlamaIndex memory (its fields, names, descriptions and
+defaults) and the CLI's ``--option``. What Python's static typing needs written out (the
+``MemoryKwargs`` and ``LlamaIndexKwargs`` TypedDicts for ``Unpack``) is held equal to the
+model here.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
+import typing
 from collections.abc import Callable
-from typing import Any, ForwardRef
+from typing import Any
 
 import pytest
+from fakes import BagOfWordsEmbedder
 from typer.testing import CliRunner
 
 from langchain_recursive_memory import RecursiveSummaryChatMessageHistory
 from langchain_recursive_memory.cli import app
 from langchain_recursive_memory.cli._app import _OPTION_HELP, parse_options
 from langchain_recursive_memory.core import ConfigurationError, MemoryConfig, MemoryStore
-from langchain_recursive_memory.core.builder import MemoryKwargs, MemoryOptions, build_memory
+from langchain_recursive_memory.core.builder import build_memory
 from langchain_recursive_memory.core.options import (
     BUDGET,
     CLI,
@@ -34,92 +33,83 @@ from langchain_recursive_memory.core.options import (
     RECALL_SCOPES,
     SURFACES,
     WHOLE,
-    Option,
-    OptionTable,
+    LlamaIndexKwargs,
+    MemoryKwargs,
+    MemoryOptions,
 )
 from langchain_recursive_memory.core.recursive import HybridMemory, RecursiveMemory
 from langchain_recursive_memory.core.retrieval.pool import SCOPES
 from langchain_recursive_memory.middleware import RecursiveMemoryMiddleware
 from llamaindex_higmem import RecursiveSummaryMemory
-from llamaindex_higmem.memory import MemorySettings
-
-DUMMY = Option(
-    "dummy_option",
-    "int | None",
-    None,
-    "A made-up option of {max_tokens}, for this test only.",
-    BUDGET,
-    minimum=3,
-    aliases={LLAMAINDEX: "dummy_setting"},
-)
-
-# What a surface spells otherwise, on purpose (each named and explained).
-LLAMAINDEX_TYPES = {"summary_role": "str | MessageRole"}  # from_defaults takes the enum too
-LLAMAINDEX_FIELD_DEFAULTS = {"summary_role": "user", "recall_tokens": 0}  # resolved values
 
 
-def _annotation(value: Any) -> str:
-    return value.__forward_arg__ if isinstance(value, ForwardRef) else str(value)
+def _hints(typed_dict: type) -> dict[str, Any]:
+    return {k: v for k, v in typing.get_type_hints(typed_dict).items() if k != "model_config"}
 
 
-def drift(table: OptionTable) -> list[str]:
-    """Every typed declaration that differs from ``table`` (one line each)."""
-    found: list[str] = []
-    python = table.on(PYTHON)
-    declared = {f.name: f for f in dataclasses.fields(MemoryOptions)}
-    if list(declared) != list(python):
-        found.append(f"MemoryOptions fields {list(declared)} != the table's {list(python)}")
-    for name, option in python.items():
-        field = declared.get(name)
-        if field is not None and (field.type, field.default) != (option.annotation, option.default):
-            found.append(f"MemoryOptions.{name}: {field.type} = {field.default!r}")
-    kwargs = {k: _annotation(v) for k, v in MemoryKwargs.__annotations__.items()}
-    if kwargs != {n: o.annotation for n, o in python.items()}:
-        found.append(f"MemoryKwargs {kwargs} != the table's python options")
-    llama = table.on(LLAMAINDEX)
-    settings = {k: _annotation(v) for k, v in MemorySettings.__annotations__.items()}
-    if settings != {n: LLAMAINDEX_TYPES.get(o.name, o.annotation) for n, o in llama.items()}:
-        found.append(f"MemorySettings {settings} != the table's llamaindex options")
-    fields = RecursiveSummaryMemory.model_fields
-    for name, option in llama.items():
-        field = fields.get(name)
-        default = LLAMAINDEX_FIELD_DEFAULTS.get(option.name, option.default)
-        doc = table.doc_for(option.name, LLAMAINDEX)
-        if field is None or not (field.description or "").startswith(doc):
-            found.append(f"RecursiveSummaryMemory.{name}: no field or not the table's doc")
-        elif field.default != default:
-            found.append(f"RecursiveSummaryMemory.{name}: default {field.default!r}")
-    config_fields = {f.name for f in dataclasses.fields(MemoryConfig)}
-    found += [
-        f"MemoryConfig has no field {o.name}"
-        for o in table.layer(BUDGET)
-        if o.name not in config_fields
-    ]
-    engine = inspect.signature(RecursiveMemory.__init__).parameters
-    for option in table.layer(ENGINE) + table.layer(WHOLE):
-        parameter = engine.get(option.name)
-        if parameter is None or parameter.default != option.default:
-            found.append(f"RecursiveMemory({option.name}=...) is not the table's")
-    return found
-
-
-def test_the_typed_declarations_equal_the_table():
-    assert drift(OPTIONS) == []
+def test_the_typed_declarations_equal_the_model():
+    python, llama = OPTIONS.on(PYTHON), OPTIONS.on(LLAMAINDEX)
+    assert list(MemoryOptions.model_fields) == list(OPTIONS)
+    model = _hints(MemoryOptions)
+    assert _hints(MemoryKwargs) == {n: model[n] for n in python}
+    assert _hints(LlamaIndexKwargs) == {n: model[o.name] for n, o in llama.items()}
     assert {o.layer for o in OPTIONS.values()} == {BUDGET, ENGINE, WHOLE}
     assert all(o.surfaces <= SURFACES and PYTHON in o.surfaces for o in OPTIONS.values())
+    assert all(o.doc for o in OPTIONS.values())
     assert RECALL_SCOPES == SCOPES
-    assert next(iter(OPTIONS.on(LLAMAINDEX))) == "token_limit"
+    assert next(iter(llama)) == "token_limit"
 
 
-def test_every_adapter_documents_each_option_in_the_table_s_words():
+def test_the_llamaindex_fields_are_the_model_s_under_its_names():
+    fields = RecursiveSummaryMemory.model_fields
+    resolved = {"summary_role": "user", "recall_tokens": 0}  # the fields hold resolved values
+    for name, option in OPTIONS.on(LLAMAINDEX).items():
+        assert (fields[name].description or "").startswith(OPTIONS.doc_for(option.name, LLAMAINDEX))
+        assert fields[name].default == resolved.get(option.name, option.default)
+    memory = RecursiveSummaryMemory.from_defaults(
+        session_id="s", store=MemoryStore.in_memory(), token_limit=900, keep_messages=3
+    )
+    assert (memory.token_limit, memory.keep_messages) == (900, 3)
+    assert memory.memory.options.keep_messages == 3
+
+
+def test_budget_options_are_memory_config_fields():
+    config = MemoryOptions(max_tokens=900, keep_messages=3, max_messages=8).memory_config()
+    for option in OPTIONS.layer(BUDGET):
+        assert hasattr(config, option.name)
+    assert (config.max_tokens, config.keep_messages, config.max_messages) == (900, 3, 8)
+
+
+def test_every_adapter_documents_each_option_in_the_model_s_words():
     keep = OPTIONS.doc_for("keep_messages", PYTHON)
     for doc in (RecursiveSummaryChatMessageHistory.__doc__, RecursiveMemoryMiddleware.__doc__):
         assert doc is not None and "{OPTIONS}" not in doc
         assert f"keep_messages: {keep[:40]}" in doc
     llama = RecursiveSummaryMemory.from_defaults.__doc__ or ""
     assert "token_limit: Budget of the whole context" in llama
-    assert "Tokens of token_limit reserved" in llama  # the table's words, LlamaIndex's names
+    assert "Tokens of token_limit reserved" in llama  # the model's words, LlamaIndex's names
     assert all(name in _OPTION_HELP for name in OPTIONS.on(CLI))
+
+
+def test_the_recall_share_follows_one_rule_on_every_path():
+    store = MemoryStore.in_memory()
+    quarter = 2000 // 4
+    assert RecursiveMemory("a", store=store).config.recall_tokens == 0
+    dense = RecursiveMemory("b", store=store, embedder=BagOfWordsEmbedder())
+    assert dense.config.recall_tokens == 0
+    assert HybridMemory("c", store=store).config.recall_tokens == quarter
+    assert HybridMemory("c2", store=store, recall_tokens=40).config.recall_tokens == 40
+    user = RecursiveMemory("d", store=store, user_id="u", recall_scope="user")
+    assert user.config.recall_tokens == quarter
+    built = build_memory("e", MemoryOptions(embedder=BagOfWordsEmbedder()), store=store)
+    assert isinstance(built, HybridMemory) and built.config.recall_tokens == quarter
+    assert not built.extract_facts  # the options as given: HybridMemory's default is not forced
+    assert MemoryOptions(extract_facts=True).memory_config().recall_tokens == quarter
+
+
+def test_options_and_keyword_options_together_are_an_error():
+    with pytest.raises(ConfigurationError, match="give either options or"):
+        RecursiveMemory("s", store=MemoryStore.in_memory(), options=MemoryOptions(), max_tokens=900)
 
 
 # -- an option added in one place -------------------------------------------------------------
@@ -145,68 +135,6 @@ def _cli(**kwargs: Any) -> Any:
     return parse_options([f"{k}={v}" for k, v in kwargs.items()])
 
 
-GATES: dict[str, tuple[Callable[..., Any], str]] = {
-    "MemoryOptions.from_kwargs": (_from_kwargs, "dummy_option"),
-    "MemoryOptions(...)": (MemoryOptions, "dummy_option"),
-    "chat history": (_history, "dummy_option"),
-    "agent middleware": (_middleware, "dummy_option"),
-    "LlamaIndex from_defaults": (_llamaindex, "dummy_setting"),
-    "CLI --option": (_cli, "dummy_option"),
-}
-
-
-@pytest.mark.parametrize("gate", list(GATES))
-def test_an_option_added_once_is_an_option_of_every_surface(gate):
-    build, spelled = GATES[gate]
-    with OPTIONS.registered(DUMMY):
-        with pytest.raises(ConfigurationError) as caught:
-            build(bogus_option=7)
-        assert "bogus" in str(caught.value) and spelled in str(caught.value)
-    with pytest.raises(ConfigurationError) as caught:
-        build(bogus_option=7)
-    assert "dummy" not in str(caught.value)
-
-
-def test_an_option_added_once_is_parsed_checked_and_renamed_by_the_table():
-    with OPTIONS.registered(DUMMY):
-        assert parse_options(["dummy-option=5", "keep_messages=none"]) == {
-            "dummy_option": 5,
-            "keep_messages": None,
-        }
-        with pytest.raises(ConfigurationError, match="dummy_option=2: must be an integer >= 3"):
-            parse_options(["dummy_option=2"])
-        assert OPTIONS.to_core({"dummy_setting": 4, "token_limit": 900}, LLAMAINDEX) == {
-            "dummy_option": 4,
-            "max_tokens": 900,
-        }
-        assert OPTIONS.doc_for("dummy_option", LLAMAINDEX).endswith(
-            "of token_limit, for this test only."
-        )
-        assert DUMMY in OPTIONS.layer(BUDGET)
-    assert "dummy_option" not in OPTIONS
-
-
-def test_an_option_added_once_names_every_typed_declaration_to_follow():
-    """Full dynamism stops at Python's static declarations: the drift check names each."""
-    with OPTIONS.registered(DUMMY, dataclasses.replace(DUMMY, name="dummy_engine", layer=ENGINE)):
-        found = "\n".join(drift(OPTIONS))
-    for declaration in (
-        "MemoryOptions fields",
-        "MemoryKwargs",
-        "MemorySettings",
-        "RecursiveSummaryMemory.dummy_setting",
-        "MemoryConfig has no field dummy_option",
-        "RecursiveMemory(dummy_engine=...)",
-    ):
-        assert declaration in found
-
-
-# -- a check changed in one place --------------------------------------------------------------
-
-
-STRICTER = dataclasses.replace(OPTIONS["max_messages"], minimum=5)
-
-
 def _engine(**kwargs: Any) -> Any:
     return RecursiveMemory("s", store=MemoryStore.in_memory(), **kwargs)
 
@@ -228,12 +156,28 @@ ENFORCERS: dict[str, Callable[..., Any]] = {
 
 
 @pytest.mark.parametrize("surface", list(ENFORCERS))
-def test_a_check_changed_once_is_enforced_by_every_surface(surface):
+def test_a_value_an_option_refuses_is_refused_by_every_surface(surface):
     build = ENFORCERS[surface]
     build(max_messages=4)
-    stricter = pytest.raises(ConfigurationError, match="max_messages=4: must be an integer >= 5")
-    with OPTIONS.registered(STRICTER), stricter:
-        build(max_messages=4)
+    with pytest.raises(ConfigurationError, match="max_messages=1: must be an integer >= 2"):
+        build(max_messages=1)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "says"),
+    [
+        ("keep_tokens", -1, "must be an integer >= 0"),
+        ("summary_role", "tool", "must be one of"),
+        ("recall_scope", "team", "must be one of"),
+        ("extract_facts", "yes", "valid boolean"),
+        ("retry", 3, "instance of RetryPolicy"),
+        ("tokenizer_model", 4, "valid string"),
+    ],
+)
+def test_a_bad_value_names_the_option_and_the_value(option, value, says):
+    with pytest.raises(ConfigurationError) as caught:
+        MemoryOptions(**{option: value})
+    assert str(caught.value).startswith(f"{option}={value!r}:") and says in str(caught.value)
 
 
 # -- unknown options ----------------------------------------------------------------------------
