@@ -7,6 +7,7 @@ The commands live in their own modules (:mod:`.ingest`, :mod:`.show`, :mod:`.ses
 import datetime as dt
 import logging
 import re
+import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from ..core import (
     default_path,
 )
 from ..core.builder import MemoryOptions, build_memory
+from ..core.cache import StoreCaches
 from ..core.config import DEFAULT_MAX_TOKENS
 from ..core.models import (
     DEFAULT_MAX_OUTPUT_TOKENS,
@@ -37,9 +39,11 @@ from ..core.models import (
     ModelSettings,
 )
 from ..core.options import CLI, OPTIONS
+from ..core.storage.keys import SCHEMA, collection_name
 from ._group import LrmGroup
 
 __all__ = [
+    "DATABASE_FILE",
     "DEFAULT_MAX_TOKENS",
     "InputFormat",
     "MaxTokensOption",
@@ -218,25 +222,132 @@ class Settings:
                     "workers share, e.g. postgresql+psycopg://user:password@host/db"
                 )
             return MemoryStore.http(self.host, self.port, migrate=migrate, **options)
-        where = path or self.path or default_path()
-        return MemoryStore.persistent(where, migrate=migrate, **options)
+        return MemoryStore.persistent(path or self.folder, migrate=migrate, **options)
 
     def existing_store(self, *, migrate: bool = True) -> MemoryStore:
-        """The configured store, which must exist: read-only commands use it.
+        """The configured store, which must exist: commands that change it use it.
 
         They never create a store at a mistyped path: a folder that does not exist, or
         holds no store, exits 1 and says so.
         """
-        self._check_exists()
+        self.check_exists()
         return self.open_store(migrate=migrate)
 
-    def _check_exists(self) -> None:
+    def readable_store(self) -> MemoryStore:
+        """The configured store, which must exist, opened to be read (read-only commands).
+
+        Nothing of the store is changed: it is opened without moving an earlier release's
+        log (``migrate=False``), an embedded store whose folder holds no database yet is
+        read through an empty one in memory (no ``memory.sqlite3`` is made), and a store
+        whose log is still where 0.1.0 or 0.2.0 kept it exits 1 naming ``lrm migrate``
+        (for an embedded store, before Chroma is even opened: its file is only read).
+        """
+        self.check_exists()
+        ask = True  # whether Chroma itself must say if a legacy log waits
         if self.host is None:
-            where = self.path or default_path()
+            found = _legacy_log_in_file(self.folder / "chroma.sqlite3", self.prefix)
+            if found:
+                raise self._needs_moving()
+            ask = found is None
+        embedded = self.host is None and self.database is None
+        if embedded and not (self.folder / DATABASE_FILE).exists():
+            store = self.scratch_store()
+        else:
+            store = self.open_store(migrate=False)
+        if ask and _legacy_log_in_chroma(store, self.prefix):
+            store.close()
+            raise self._needs_moving()
+        return store
+
+    @property
+    def folder(self) -> Path:
+        """The embedded store's folder (``--path``, else :func:`~.core.default_path`)."""
+        return self.path or default_path()
+
+    def scratch_store(self) -> MemoryStore:
+        """The configured embedded store over an empty database in memory.
+
+        What reads and dry runs use where the folder holds no ``memory.sqlite3``: they
+        make none. Chroma is the folder's.
+        """
+        from sqlalchemy import create_engine
+        from sqlalchemy.pool import StaticPool
+
+        engine = create_engine(
+            "sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False}
+        )
+        return MemoryStore.persistent(
+            self.folder, prefix=self.prefix, database=engine, migrate=False, cache=StoreCaches()
+        )
+
+    def _needs_moving(self) -> typer.Exit:
+        """The exit of a read-only command on a store whose log still needs moving."""
+        if self.host is not None:
+            options = f"--host {self.host} --port {self.port} --database URL "
+        else:
+            options = f"--path {self.path} " if self.path is not None else ""
+        options += f"--prefix {self.prefix} " if self.prefix != "lrm" else ""
+        here = f": `lrm {options}migrate`" if options else ""
+        return _fail(
+            f"the store at {self.location()} was written by an earlier release (0.1.0 or "
+            "0.2.0) and needs moving: its log is still in Chroma, not yet in the database. "
+            f"This command changes nothing; run `lrm migrate` first{here} (once; with "
+            "--dry-run it lists what it would move)."
+        )
+
+    def check_exists(self) -> None:
+        """Exit 1 unless the configured embedded folder exists and holds a store."""
+        if self.host is None:
+            where = self.folder
             if not where.is_dir():
                 raise _fail(f"no memory store at {where}: the folder does not exist ({_CHECK})")
-            if not (where / "chroma.sqlite3").exists():
+            if not any((where / name).exists() for name in ("chroma.sqlite3", DATABASE_FILE)):
                 raise _fail(f"no memory store at {where}: the folder holds none ({_CHECK})")
+
+
+DATABASE_FILE = "memory.sqlite3"
+"""An embedded store's database in its folder (the storage's own name for it, which the
+command line may not import: ``[tool.importlinter]``)."""
+
+
+def _legacy_log_in_file(path: Path, prefix: str) -> bool | None:
+    """Whether Chroma's file at ``path`` holds a log of 0.1.0 or 0.2.0 still to move.
+
+    Read with SQLite, read-only (opening chromadb writes to the file): ``{prefix}_turns``
+    with ``lrm_schema`` 2 (the migration marks it 3 once every session has moved). False
+    when there is no file; None when it does not read as Chroma's tables are known to be
+    (then :func:`_legacy_log_in_chroma` asks Chroma).
+    """
+    if not path.exists():
+        return False
+    log = collection_name(prefix, "turns")
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+        try:
+            names = {r[0] for r in conn.execute("SELECT name FROM collections")}
+            schemas = conn.execute(
+                "SELECT m.int_value FROM collections c JOIN collection_metadata m "
+                "ON m.collection_id = c.id AND m.key = 'lrm_schema' WHERE c.name = ?",
+                (log,),
+            ).fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    if log not in names:
+        return False
+    if not schemas:
+        return None  # the collection is there, its marker not where it was looked for
+    return any(value == SCHEMA for (value,) in schemas)
+
+
+def _legacy_log_in_chroma(store: MemoryStore, prefix: str) -> bool:
+    """Whether the store's Chroma holds a log of 0.1.0 or 0.2.0 still to move (it is asked)."""
+    log = collection_name(prefix, "turns")
+    if log not in store.chroma.collection_names():
+        return False
+    found = store.chroma.call("read the log's marker", lambda: store.client.get_collection(log))
+    return (found.metadata or {}).get("lrm_schema") == SCHEMA
 
 
 _CHECK = "check --path, or $LANGCHAIN_RECURSIVE_MEMORY_PATH; `lrm ingest` creates a store"

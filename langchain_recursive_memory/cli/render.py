@@ -31,7 +31,12 @@ __all__ = ["higmem_table", "recall_table", "render_show", "render_user", "turn_l
 
 
 def render_show(
-    console: Console, memory: RecursiveMemory, *, window_rows: int, reasoning: bool = False
+    console: Console,
+    memory: RecursiveMemory,
+    *,
+    window_rows: int,
+    reasoning: bool = False,
+    budget_known: bool = True,
 ) -> None:
     """Print the summary, the window, the facts, HiGMem events and the token counts.
 
@@ -40,6 +45,8 @@ def render_show(
         memory: The memory of the session shown.
         window_rows: Most window messages to list (the newest).
         reasoning: Show the window's reasoning in full (default: collapsed).
+        budget_known: Whether the memory's budget is the session's (False: it was never
+            recorded, and the memory reads it with a default: said so, not shown as its).
     """
     turns = memory.turns()
     ctx = memory.context()
@@ -56,7 +63,7 @@ def render_show(
         )
     if events:
         console.print(_events_table(events))
-    _print_tokens(console, memory.counter, turns, ctx)
+    _print_tokens(console, memory.counter, turns, ctx, budget_known=budget_known)
 
 
 def render_user(
@@ -202,9 +209,18 @@ def _events_table(events: Sequence[Event]) -> Table:
 
 
 def _print_tokens(
-    console: Console, counter: TokenCounter, turns: Sequence[StoredTurn], ctx: Context
+    console: Console,
+    counter: TokenCounter,
+    turns: Sequence[StoredTurn],
+    ctx: Context,
+    *,
+    budget_known: bool = True,
 ) -> None:
-    """Print the token counts of the log and the context, and what was folded."""
+    """Print the token counts of the log and the context, and what was folded.
+
+    ``budget_known=False``: the session's budget was never recorded: the context's row
+    says so instead of showing the default it was read with as the session's.
+    """
     full = counter.count_turns(t.turn for t in turns)
     first = counter.count_turn(ctx.summary_turn) if ctx.summary_turn is not None else 0
     window_tokens = ctx.tokens - first - 3  # 3: reply priming
@@ -213,11 +229,8 @@ def _print_tokens(
     tokens.add_column("messages", justify="right")
     tokens.add_column("tokens", justify="right")
     tokens.add_row("full log", f"{len(turns):,}", f"{full:,}")
-    tokens.add_row(
-        "context handed to the model",
-        f"{len(ctx.turns):,}",
-        f"{ctx.tokens:,} / {ctx.max_tokens:,}",
-    )
+    budget = f" / {ctx.max_tokens:,}" if budget_known else " (budget unknown)"
+    tokens.add_row("context handed to the model", f"{len(ctx.turns):,}", f"{ctx.tokens:,}{budget}")
     tokens.add_row("  summary message", "1" if first else "0", f"{first:,}")
     tokens.add_row("  window", f"{len(ctx.window):,}", f"{window_tokens:,}")
     console.print(tokens)
@@ -228,6 +241,12 @@ def _print_tokens(
         f"{len(turns) - folded:,} unfolded. The context is {ctx.tokens:,} tokens against "
         f"{full:,} for the full log{saved}."
     )
+    if not budget_known:
+        console.print(
+            "The session's budget is unknown: it was never recorded (0.1.0 recorded none; "
+            f"HiGMem has none). The context above was cut to {ctx.max_tokens:,} tokens, "
+            "the default; read it with another budget with --max-tokens."
+        )
     if ctx.hidden:
         console.print(
             f"{ctx.hidden:,} unfolded messages do not fit the window (a fold is pending, or "

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from ..core import MemoryStore, RecursiveMemory
 from ._app import (
+    DATABASE_FILE,
     Settings,
     _console,
     _reported_errors,
@@ -46,7 +47,7 @@ def list_sessions(ctx: typer.Context) -> None:
     settings = _settings(ctx)
     console = _console()
     with _reported_errors():
-        store = settings.existing_store()
+        store = settings.readable_store()
         found = store.sessions(settings.namespace)
         if not found:
             console.print(f"No sessions in {settings.location()}.")
@@ -162,7 +163,7 @@ def migrate(
     settings = _settings(ctx)
     console = _console()
     with _reported_errors():
-        store = settings.existing_store(migrate=False)
+        store = _migrating_store(settings, dry_run=dry_run)
         done = store.migrate(dry_run=dry_run)
         if not done.needed:
             console.print(f"Nothing to migrate in {settings.location()}.")
@@ -175,3 +176,16 @@ def migrate(
             console.print(f"{verb} {old} -> {new}")
         for old, why in done.left:
             console.print(f"Left {old} as it is: {why} (reindex() embeds its vectors again)")
+
+
+def _migrating_store(settings: Settings, *, dry_run: bool) -> MemoryStore:
+    """The store ``migrate`` works on, opened without moving anything by itself.
+
+    A dry run changes nothing: an embedded store whose folder holds no database yet is
+    read through an empty one in memory (every session is listed; no file is made).
+    """
+    if dry_run and settings.host is None and settings.database is None:
+        settings.check_exists()
+        if not (settings.folder / DATABASE_FILE).exists():
+            return settings.scratch_store()
+    return settings.existing_store(migrate=False)

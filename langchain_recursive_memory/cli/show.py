@@ -31,8 +31,11 @@ _SessionArgument = Annotated[str, typer.Argument(help="The session id.")]
 
 
 def _open_session(settings: Settings, session: str) -> MemoryStore:
-    """Open the store; exit 1 when it holds nothing for ``session`` (or does not exist)."""
-    store, _ = _require_session(settings.existing_store(), settings.ns, session)
+    """Open the store to read it; exit 1 when it holds nothing for ``session``.
+
+    Or when it does not exist, or still needs ``lrm migrate`` (:meth:`Settings.readable_store`).
+    """
+    store, _ = _require_session(settings.readable_store(), settings.ns, session)
     return store
 
 
@@ -60,26 +63,31 @@ def _session_memory(
     summary_tokens: int | None,
     user: str | None = None,
     option: list[str] | None = None,
-) -> RecursiveMemory:
+) -> tuple[RecursiveMemory, bool]:
     """The recursive or hybrid memory that reads a stored session, with its budget.
 
     The session's recorded kind and budget are the defaults. HiGMem never folds: its log
     is read as a recursive memory (no recall share). ``option``: ``--option`` flags.
+
+    Returns:
+        The memory, and whether its budget is known (given, or recorded with the session:
+        0.1.0 recorded none, and HiGMem has none; the CLI's default stands in).
     """
     kind, made = _session_kind(store, settings, session, kind)
     kind = MemoryKind.recursive if kind is MemoryKind.higmem else kind
+    budget = max_tokens or _int(made.get("max_tokens"))
     memory = _make_memory(
         kind,
         session,
         store,
         settings.ns,
-        max_tokens=max_tokens or _int(made.get("max_tokens")),
+        max_tokens=budget,
         summary_tokens=summary_tokens or _int(made.get("max_summary_tokens")),
         user_id=user,
         options=parse_options(option),
     )
     assert isinstance(memory, RecursiveMemory)
-    return memory
+    return memory, budget is not None
 
 
 def _int(value: Any) -> int | None:
@@ -128,7 +136,7 @@ def show(
             _show_user(settings, user)
             return
         store = _open_session(settings, session)
-        memory = _session_memory(
+        memory, budget_known = _session_memory(
             settings,
             store,
             session,
@@ -146,12 +154,18 @@ def show(
                 style="bold",
             )
         )
-        render_show(console, memory, window_rows=window_rows, reasoning=reasoning)
+        render_show(
+            console,
+            memory,
+            window_rows=window_rows,
+            reasoning=reasoning,
+            budget_known=budget_known,
+        )
 
 
 def _show_user(settings: Settings, user: str) -> None:
     """Print a user's sessions and facts (exit 1 when the store has no such user)."""
-    store = settings.existing_store()
+    store = settings.readable_store()
     if not any(u.user_id == user for u in store.users(settings.ns)):
         raise _fail(f"no user {user!r} in namespace {settings.ns!r} (list them with `lrm users`)")
     render_user(_console(), store, settings.ns, user, settings.location())
@@ -207,7 +221,7 @@ def recall(
             title = f"HiGMem retrieval for {query!r}"
             console.print(higmem_table(found, title) if found else "No turn matched.")
             return
-        memory = _session_memory(
+        memory, _ = _session_memory(
             settings,
             store,
             session,

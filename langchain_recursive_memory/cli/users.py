@@ -33,7 +33,7 @@ def list_users(ctx: typer.Context) -> None:
     """List users: namespace, id, sessions, facts, first seen."""
     settings = _settings(ctx)
     with _reported_errors():
-        store = settings.existing_store()
+        store = settings.readable_store()
         listed = _users_table(store, settings)
         _console().print(listed or f"No users in {settings.location()}.")
 

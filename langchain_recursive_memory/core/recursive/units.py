@@ -12,6 +12,9 @@ Example:
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from ..storage import StoredTurn
@@ -27,6 +30,14 @@ __all__ = [
     "units_of",
     "window_units",
 ]
+
+logger = logging.getLogger("langchain_recursive_memory")
+
+ORPHANS_REMEMBERED = 4096
+"""How many dropped tool results the process remembers having warned about."""
+
+_warned: OrderedDict[tuple[str, str | None], None] = OrderedDict()
+_warned_lock = threading.Lock()
 
 
 def turn_tokens(stored: StoredTurn, counter: TokenCounter) -> int:
@@ -76,14 +87,38 @@ def drop_orphan_results(window: list[StoredTurn]) -> list[StoredTurn]:
 
     They stay in the log; this only keeps them out of the messages handed to the model.
     Such a result forms a unit of its own (see :func:`~..turn.group_tool_calls`); one
-    without a call id (a legacy function message) cannot be checked, and is kept.
+    without a call id (a legacy function message) cannot be checked, and is kept. Each
+    result dropped is logged once per process (a warning naming its call id), not at
+    every read.
     """
-    return [
-        stored
-        for unit in units_of(window)
-        if not (unit[0].turn.role == "tool" and unit[0].turn.tool_call_id is not None)
-        for stored in unit
-    ]
+    kept: list[StoredTurn] = []
+    for unit in units_of(window):
+        first = unit[0].turn
+        if first.role == "tool" and first.tool_call_id is not None:
+            _warn_orphan(unit[0])
+            continue
+        kept += unit
+    return kept
+
+
+def _warn_orphan(stored: StoredTurn) -> None:
+    """Warn, once per process and message, that a tool result without its call is left out."""
+    turn = stored.turn
+    key = (str(turn.tool_call_id), turn.id)
+    with _warned_lock:
+        if key in _warned:
+            _warned.move_to_end(key)
+            return
+        _warned[key] = None
+        while len(_warned) > ORPHANS_REMEMBERED:
+            _warned.popitem(last=False)
+    logger.warning(
+        "a tool result (message %s) answers the tool call id %r, which no message before "
+        "it makes: it is left out of the messages handed to the model (providers reject "
+        "a tool result without its call); it stays in the log",
+        turn.id,
+        turn.tool_call_id,
+    )
 
 
 def placeholder_results(unit: Sequence[StoredTurn]) -> list[Turn]:

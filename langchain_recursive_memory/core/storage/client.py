@@ -7,6 +7,7 @@ other failure into a :class:`~..errors.StoreError`.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import threading
@@ -30,9 +31,12 @@ __all__ = [
     "StoreClient",
     "client_identity",
     "default_path",
+    "folder_gone",
+    "hold_folder",
     "http_client",
     "in_memory_client",
     "in_memory_prefix",
+    "path_identity",
     "persistent_client",
     "probe",
     "set_http_timeout",
@@ -71,7 +75,8 @@ def persistent_client(path: str | os.PathLike[str] | None = None) -> ClientAPI:
 
     A process opens each directory once: later calls return the same client (chromadb
     shares one system per directory anyway), so a store opened per request costs no
-    client construction.
+    client construction. A directory deleted (or replaced) since the process opened it
+    is opened anew: the client of the deleted one is closed, never handed out again.
 
     Raises:
         StoreError: When the directory or the database cannot be opened.
@@ -85,6 +90,7 @@ def persistent_client(path: str | os.PathLike[str] | None = None) -> ClientAPI:
         key = target.resolve()
         # Held while opening: chromadb fails when two threads open one directory at once.
         with _held_lock:
+            hold_folder(key)
             found: ClientAPI | None = _clients.get(key)
             if found is None:
                 warn_if_shared(target)
@@ -103,20 +109,27 @@ class LazyClient:
     nothing of Chroma (no facts, no embedder: its log is in the database) never pays it.
     Any attribute of the client is forwarded (opening it).
 
+    The client belongs to the directory as it was when this object was made: when that
+    directory is deleted (or replaced by another) while the process runs, :meth:`gone`
+    says so, and :meth:`get` raises instead of opening whatever is at the path now.
+
     Args:
         path: The directory; defaults to :func:`default_path`.
 
     Attributes:
         path: The directory, resolved.
+        folder: The directory's identity (device, inode) when this object was made.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         target = Path(path).expanduser() if path is not None else default_path()
         try:
             target.mkdir(parents=True, exist_ok=True)
+            self.path = target.resolve()
+            with _held_lock:
+                self.folder = hold_folder(self.path)
         except OSError as exc:
             raise StoreError(f"cannot open the store at path={str(target)!r}: {exc}") from exc
-        self.path = target.resolve()
         self._client: ClientAPI | None = None
 
     @property
@@ -124,13 +137,24 @@ class LazyClient:
         """What :func:`client_identity` says of the client: its directory."""
         return f"file:{self.path}"
 
+    def gone(self) -> bool:
+        """Whether the directory was deleted or replaced since this object was made."""
+        return path_identity(self.path) != self.folder
+
+    def check(self, what: str) -> None:
+        """Raise :func:`folder_gone` when the directory is :meth:`gone`."""
+        if self.gone():
+            raise folder_gone(self.path, what)
+
     def get(self) -> ClientAPI:
         """The client, opened now if it is not yet.
 
         Raises:
-            StoreError: When the directory or Chroma's database cannot be opened.
+            StoreError: When the directory or Chroma's database cannot be opened, or the
+                directory is :meth:`gone`.
         """
         if self._client is None:
+            self.check("open Chroma")
             self._client = persistent_client(self.path)
         return self._client
 
@@ -138,11 +162,129 @@ class LazyClient:
         return getattr(self.get(), name)
 
 
+def folder_gone(path: Path, what: str) -> StoreError:
+    """The error of a store whose folder was deleted (or replaced) while in use."""
+    return StoreError(
+        f"the store's folder {path} is gone: it was deleted (or replaced) while this process "
+        f"used it, so this store object cannot {what}. Open the store again "
+        f"(MemoryStore.persistent({str(path)!r})) to start a new, empty one there."
+    )
+
+
 LOCK_FILE = ".lrm-process.lock"
 """The file in an embedded store's directory that the process using it holds locked."""
 _held_locks: dict[Path, Any] = {}
 _clients: dict[Path, Any] = {}
+_folders: dict[Path, tuple[int | None, tuple[int, int]]] = {}
+"""Each directory the process opened: a descriptor held open on it (None where a
+directory cannot be opened, as on Windows) and its identity (device, inode). While the
+descriptor is open the inode is not reused: a directory made again at the path differs."""
 _held_lock = threading.RLock()
+
+
+def path_identity(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of ``path`` (None: nothing is there)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def hold_folder(path: Path) -> tuple[int, int]:
+    """The identity of the directory at ``path`` (resolved), held from now on.
+
+    When the directory the process held at ``path`` was deleted or replaced, everything
+    the process kept of it goes first: its Chroma client (closed, and chromadb's system
+    for the path dropped), its lock file and descriptor. Call with ``_held_lock`` held.
+
+    Raises:
+        OSError: When there is no directory at ``path``.
+    """
+    now = path_identity(path)
+    held = _folders.get(path)
+    if held is not None and held[1] == now:
+        return held[1]
+    if held is not None:
+        _forget_folder(path)
+    fd: int | None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:  # pragma: no cover - Windows cannot open a directory
+        fd = None
+    try:
+        found = os.fstat(fd) if fd is not None else os.stat(path)
+    except OSError:
+        if fd is not None:
+            os.close(fd)
+        raise
+    identity = (found.st_dev, found.st_ino)
+    _folders[path] = (fd, identity)
+    _release_at_exit()
+    return identity
+
+
+def _forget_folder(path: Path) -> None:
+    """Drop what the process kept of a directory that was deleted or replaced."""
+    client = _clients.pop(path, None)
+    if client is not None:
+        logger.info(
+            "the embedded store's folder %s was deleted or replaced while this process used "
+            "it: its Chroma client is closed, and the store opened there now starts anew",
+            path,
+        )
+        _close_client(client)
+    handle = _held_locks.pop(path, None)
+    if handle is not None:
+        handle.close()
+    fd, _ = _folders.pop(path, (None, None))
+    if fd is not None:
+        os.close(fd)
+
+
+def _close_client(client: Any) -> None:
+    """Close a chromadb client and drop chromadb's shared system of its directory.
+
+    chromadb keeps one system per directory for the process; another client of the same
+    directory would keep it (and so the deleted directory's files) alive otherwise.
+    """
+    try:
+        client.close()
+    except Exception as exc:  # a client of a deleted directory may fail to close
+        logger.debug("closing the Chroma client of a deleted folder failed: %s", exc)
+    try:
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        identifier = getattr(client, "_identifier", None)
+        if identifier is not None:
+            SharedSystemClient._identifier_to_system.pop(identifier, None)
+            SharedSystemClient._identifier_to_refcount.pop(identifier, None)
+    except Exception as exc:  # pragma: no cover - another chromadb layout
+        logger.debug("chromadb's system of a deleted folder not dropped: %s", exc)
+
+
+_at_exit = False
+
+
+def _release_at_exit() -> None:
+    """Close the lock files and descriptors at interpreter exit (once registered)."""
+    global _at_exit
+    if not _at_exit:
+        _at_exit = True
+        atexit.register(_release_all)
+
+
+def _release_all() -> None:
+    """Close every lock file and directory descriptor the process holds (at exit)."""
+    with _held_lock:
+        for handle in _held_locks.values():
+            if handle is not None:
+                handle.close()
+        _held_locks.clear()
+        for fd, _ in _folders.values():
+            if fd is not None:
+                os.close(fd)
+        _folders.clear()
 
 
 def warn_if_shared(path: Path) -> bool:
@@ -152,7 +294,8 @@ def warn_if_shared(path: Path) -> bool:
     at once (each process keeps its own caches and indexes). Each process holds an
     advisory lock (``flock``) on :data:`LOCK_FILE` while it has the store open; a second
     process finds it taken and is warned to use a Chroma server instead. The lock is
-    released when the process exits. (On platforms without ``fcntl`` nothing is checked.)
+    released (its file closed) when the process exits. (On platforms without ``fcntl``
+    nothing is checked.)
     """
     try:
         import fcntl
@@ -177,6 +320,7 @@ def warn_if_shared(path: Path) -> bool:
             )
             return True
         _held_locks[key] = handle
+        _release_at_exit()
         return False
 
 
@@ -338,6 +482,8 @@ class StoreClient:
             except RecursiveMemoryError:
                 raise
             except Exception as exc:
+                if isinstance(self.client, LazyClient) and self.client.gone():
+                    raise folder_gone(self.client.path, what) from exc
                 delay = retrying.failed(exc)
                 logger.info("Chroma call %r failed (%s); retrying", what, exc)
                 time.sleep(delay)

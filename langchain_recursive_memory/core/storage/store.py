@@ -18,14 +18,15 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Engine
 from sqlalchemy.engine import URL, Connection
 
 from ..cache import CacheLimits, StoreCaches
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, StoreError
 from ..facts import Fact
 from ..runtime.effects import on_loop
 from ..runtime.retry import RetryPolicy
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
 __all__ = ["MemoryStore", "UserStore"]
 
 logger = logging.getLogger("langchain_recursive_memory")
+
+T = TypeVar("T")
 
 _CHECKED = "chroma_migrated_at"
 """The ``{prefix}_meta`` key that says Chroma was checked for an earlier release's log."""
@@ -132,15 +135,19 @@ class MemoryStore:
         chroma_identity = chroma_client.client_identity(client)
         target = _database_of(client, chroma_identity, database)
         memory = target == "sqlite://"
+        watch: _Watch | None = None
         if memory:  # the in-memory store of this client and prefix, while one is open
             self.db, shared = _memory_database(client, prefix, retry, cache)
         else:
-            self.db = Database.open(target, prefix, retry=retry)
+            self.db, watch = _WatchedDatabase.watched(client, target, prefix, retry)
         self.identity = f"{chroma_identity}|{self.db.name}"
         if isinstance(cache, StoreCaches):
             self.caches = cache
-        else:
-            self.caches = shared if memory else StoreCaches.shared(self.identity, prefix, cache)
+        elif memory:
+            self.caches = shared
+        else:  # a folder made again where a deleted one was gets caches of its own
+            token = f"|{watch.token}" if watch is not None and watch.token else ""
+            self.caches = StoreCaches.shared(self.identity + token, prefix, cache)
         self.chroma = StoreClient(client, retry, self.caches.collections)
         self.fact_table = FactTable(self.chroma, prefix)
         self.vector_spaces = VectorSpaces(self.chroma, prefix)
@@ -203,6 +210,14 @@ class MemoryStore:
     @classmethod
     def persistent(cls, path: str | os.PathLike[str] | None = None, **kwargs: Any) -> MemoryStore:
         """Open (or create) an embedded, persistent store in a folder.
+
+        **A folder deleted while the process runs.** A store opened at the path afterwards
+        is a new, empty one (the folder is made again): nothing the process kept of the
+        deleted store (its Chroma client, its caches) is used for it. A store object
+        opened before the deletion raises ``StoreError`` naming the folder and saying it
+        is gone on its next write (to the database or Chroma), and when it first needs
+        Chroma; what it had read stays readable until then. Deleting ``memory.sqlite3``
+        alone is met the same way.
 
         Args:
             path: The folder; defaults to :func:`~.client.default_path`.
@@ -448,6 +463,87 @@ class UserStore:
             rows.set_marker(conn, t, self.owner, task, progress)
 
         self.store.db.write(write, "mark the user's rebuild")
+
+
+class _Watch:
+    """The files a store object was opened on, and whether they are still there.
+
+    Its embedded folder (:class:`~.client.LazyClient`) and its SQLite file, each by
+    identity (device, inode): a file deleted, or deleted and made again, is gone.
+
+    Attributes:
+        folder: The embedded client (None: Chroma is not a folder of this store).
+        path: The SQLite file (None: another database).
+        file: The file's identity when the store was opened.
+    """
+
+    def __init__(self, folder: chroma_client.LazyClient | None, path: Path | None) -> None:
+        self.folder = folder
+        self.path = path
+        self.file = chroma_client.path_identity(path) if path is not None else None
+
+    @classmethod
+    def of(cls, client: Any, db: Database) -> _Watch | None:
+        """The watch of a store over ``client`` and ``db`` (None: nothing to watch)."""
+        folder = client if isinstance(client, chroma_client.LazyClient) else None
+        name = db.engine.url.database if db.dialect == "sqlite" else None
+        path = Path(name).resolve() if name and name != ":memory:" else None
+        return cls(folder, path) if folder is not None or path is not None else None
+
+    @property
+    def token(self) -> str:
+        """Names the files as they are (a folder made again gets another)."""
+        folder = self.folder.folder if self.folder is not None else None
+        return f"{folder or ''}{self.file or ''}"
+
+    def check(self, what: str) -> None:
+        """Raise ``StoreError`` when the folder or the file is gone.
+
+        Raises:
+            StoreError: Naming the folder (or file) and saying it is gone.
+        """
+        if self.folder is not None:
+            self.folder.check(what)
+        if self.path is not None and chroma_client.path_identity(self.path) != self.file:
+            raise StoreError(
+                f"the store's database file {self.path} is gone: it was deleted (or "
+                f"replaced) while this process used it, so this store object cannot {what}. "
+                "Open the store again to start a new, empty one there."
+            )
+
+
+class _WatchedDatabase(Database):
+    """A store's database whose writes first check that its files are still there.
+
+    SQLite writes into a deleted file without a word (its open connections keep it), and
+    Chroma fails with "attempt to write a readonly database": both say the folder is gone
+    instead (:meth:`MemoryStore.persistent`).
+    """
+
+    watch: _Watch | None = None
+
+    @classmethod
+    def watched(
+        cls, client: Any, url: str | URL | Engine, prefix: str, retry: RetryPolicy | None
+    ) -> tuple[Database, _Watch | None]:
+        """Open the database of a store over ``client``, and watch the store's files."""
+        db = cls.open(url, prefix, retry=retry)
+        watch = _Watch.of(client, db)
+        if isinstance(db, _WatchedDatabase):
+            db.watch = watch
+        return db, watch
+
+    def write(self, fn: Callable[[Connection], T], what: str = "write") -> T:
+        """:meth:`Database.write`, once the store's files are known to be there."""
+        if self.watch is not None:
+            self.watch.check(what)
+        return super().write(fn, what)
+
+    async def awrite(self, fn: Callable[[Connection], T], what: str = "write") -> T:
+        """:meth:`Database.awrite`, once the store's files are known to be there."""
+        if self.watch is not None:
+            self.watch.check(what)
+        return await super().awrite(fn, what)
 
 
 def _database_of(
