@@ -41,6 +41,7 @@ from llama_index.core.memory.types import BaseMemory
 from typing_extensions import Unpack
 
 from langchain_recursive_memory.core.builder import build_memory, open_store
+from langchain_recursive_memory.core.deprecations import warn_deprecated
 from langchain_recursive_memory.core.errors import ConfigurationError, InvalidInputError
 from langchain_recursive_memory.core.options import (
     BUDGET,
@@ -573,3 +574,12 @@ def _value_of(memory: RecursiveMemory, option: Option) -> Any:
     if option.name == "tokenizer_model":
         return memory.counter.model
     return getattr(memory.config if option.layer == BUDGET else memory, option.name)
+
+
+def __getattr__(name: str) -> Any:
+    """0.2.0's ``MemorySettings`` is ``core.options.LlamaIndexKwargs`` (until 0.4.0)."""
+    if name != "MemorySettings":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    new = "langchain_recursive_memory.core.options.LlamaIndexKwargs"
+    warn_deprecated(f"{__name__}.MemorySettings", new)
+    return LlamaIndexKwargs

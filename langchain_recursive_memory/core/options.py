@@ -46,6 +46,7 @@ from .config import (
     recall_share,
     summary_cap,
 )
+from .deprecations import warn_deprecated
 from .errors import ConfigurationError
 from .runtime.retry import RetryPolicy
 
@@ -138,9 +139,7 @@ class MemoryOptions(BaseModel):
         description="Budget of the whole context the memory returns (summary, recalled "
         "memories, recent messages), in tokens.",
     )
-    max_summary_tokens: Annotated[
-        int | None, Rule(BUDGET, surfaces=_NOT_CLI)
-    ] = Field(
+    max_summary_tokens: Annotated[int | None, Rule(BUDGET, surfaces=_NOT_CLI)] = Field(
         None,
         description="Enforced cap of the summary text, in tokens (None: 300, or a quarter "
         "of a {max_tokens} under 1,200).",
@@ -501,3 +500,16 @@ class OptionTable(Mapping[str, Option]):
 
 OPTIONS = OptionTable(MemoryOptions)
 """Every memory option, as the surfaces see it (see the module doc)."""
+
+_MOVED = ("DEFAULT_MAX_TOKENS", "MIN_SUMMARY_TOKENS", "SUMMARY_ROLES", "check_int")
+
+
+def __getattr__(name: str) -> Any:
+    """0.2.0's budget constants and ``check_int`` moved to :mod:`.config` (until 0.4.0)."""
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    new = "langchain_recursive_memory.core.config"
+    warn_deprecated(f"{__name__}.{name}", f"{new}.{name}")
+    from . import config
+
+    return getattr(config, name)
