@@ -15,13 +15,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from conftest import FAST_RETRY, NS, check_consistent
 from fakes import FactModel
 
 from langchain_recursive_memory.core import (
     HybridMemory,
     MemoryStore,
     RecursiveMemory,
-    RetryPolicy,
     StoreError,
     Turn,
 )
@@ -30,8 +30,6 @@ from langchain_recursive_memory.core.storage import client as chroma_client
 
 pytestmark = pytest.mark.server
 
-FAST = RetryPolicy(attempts=2, initial_delay=0.0, timeout=5.0, cooldown=0.0)
-NS = "default"
 
 MakeStore = Callable[..., MemoryStore]
 
@@ -75,24 +73,13 @@ def exchange(i: int) -> list[Turn]:
 
 def hybrid(store: MemoryStore, session: str = "conv") -> HybridMemory:
     return HybridMemory(
-        session, store=store, model=FactModel(), retry=FAST, max_tokens=600, max_summary_tokens=120
+        session,
+        store=store,
+        model=FactModel(),
+        retry=FAST_RETRY,
+        max_tokens=600,
+        max_summary_tokens=120,
     )
-
-
-def check_consistent(store: MemoryStore, session: str, expected: int) -> None:
-    """Every turn stored once, covered by exactly one summary version or still unfolded."""
-    log = store.turns(NS, session)
-    assert len(log) == expected
-    assert len({t.id for t in log}) == expected
-    versions = store.summaries(NS, session)
-    assert [v.version for v in versions] == list(range(1, len(versions) + 1))
-    named = [tid for v in versions for tid in v.turn_ids]
-    assert len(named) == len(set(named)), "a turn was folded twice"
-    window = {t.id for t in store.session(NS, session).summaries.load().turns}
-    assert window.isdisjoint(named)
-    assert window | set(named) == {t.id for t in log}, "a turn is neither folded nor unfolded"
-    if versions:
-        assert versions[-1].covered == len(named)
 
 
 def log_rows(store: MemoryStore, session: str) -> list[tuple[Any, ...]]:
@@ -164,7 +151,9 @@ def test_concurrent_appends_to_one_session_are_each_stored_once_in_order(make_st
 
     def writer(w: int) -> None:
         try:
-            memory = RecursiveMemory("shared", store=stores[w], retry=FAST, max_tokens=100_000)
+            memory = RecursiveMemory(
+                "shared", store=stores[w], retry=FAST_RETRY, max_tokens=100_000
+            )
             barrier.wait()
             for i in range(50):
                 memory.add(Turn(role="user", text=f"writer {w} turn {i}"), fold=False)
@@ -193,9 +182,9 @@ def test_concurrent_appends_to_one_session_are_each_stored_once_in_order(make_st
 def test_two_prefixes_in_one_database_do_not_see_each_other(make_store):
     a = make_store(f"a{uuid.uuid4().hex[:12]}")
     b = make_store(f"b{uuid.uuid4().hex[:12]}")
-    RecursiveMemory("same", store=a, retry=FAST).add(Turn(role="user", text="alpha says hi"))
-    RecursiveMemory("same", store=b, retry=FAST).add(Turn(role="user", text="beta says hi"))
-    RecursiveMemory("only-b", store=b, retry=FAST).add(Turn(role="user", text="beta alone"))
+    RecursiveMemory("same", store=a, retry=FAST_RETRY).add(Turn(role="user", text="alpha says hi"))
+    RecursiveMemory("same", store=b, retry=FAST_RETRY).add(Turn(role="user", text="beta says hi"))
+    RecursiveMemory("only-b", store=b, retry=FAST_RETRY).add(Turn(role="user", text="beta alone"))
 
     assert [t.turn.text for t in a.turns(NS, "same")] == ["alpha says hi"]
     assert [t.turn.text for t in b.turns(NS, "same")] == ["beta says hi"]
@@ -214,7 +203,9 @@ async def test_async_twins_use_psycopgs_async_driver(make_store: MakeStore) -> N
     from sqlalchemy.ext.asyncio import AsyncEngine
 
     store = make_store()
-    memory = HybridMemory("async", store=store, max_tokens=400, max_summary_tokens=60, retry=FAST)
+    memory = HybridMemory(
+        "async", store=store, max_tokens=400, max_summary_tokens=60, retry=FAST_RETRY
+    )
     for i in range(30):
         await memory.aadd(exchange(i))
     engine = store.db._async_engine()
@@ -227,3 +218,29 @@ async def test_async_twins_use_psycopgs_async_driver(make_store: MakeStore) -> N
     again = make_store(cache=StoreCaches())
     assert [t.id for t in again.turns(NS, "async")] == [t.id for t in await memory.aturns()]
     await engine.dispose()
+
+
+def test_processes_recording_one_setting_at_once_all_succeed_and_one_value_wins(make_store):
+    # Two 0.2.0 stores migrating at once both record that the move is done: under
+    # PostgreSQL's read-committed isolation a delete-then-insert of the same key lets both
+    # transactions insert, and one failed with a duplicate key (CI, stop 37).
+    stores = [make_store() for _ in range(4)]
+    barrier = threading.Barrier(len(stores))
+    errors: list[BaseException] = []
+
+    def record(store: MemoryStore, n: int) -> None:
+        try:
+            for round_ in range(25):
+                barrier.wait(10)
+                store.db.set_meta(f"setting-{round_}", f"from {n}")
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=record, args=(s, n)) for n, s in enumerate(stores)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []
+    for round_ in range(25):
+        assert stores[0].db.get_meta(f"setting-{round_}") in {f"from {n}" for n in range(4)}

@@ -47,7 +47,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine, event, insert, make_url, select
+from sqlalchemy import Engine, event, make_url, select
 from sqlalchemy.engine import URL, Connection
 from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
@@ -62,6 +62,7 @@ from ..errors import (
 )
 from ..runtime.retry import Retrying, RetryPolicy
 from .schema import SCHEMA_VERSION, Tables
+from .sessions import insert_ignore, upsert
 
 __all__ = ["DATABASE_FILE", "DEFAULT_RETRY", "Database", "sqlite_url"]
 
@@ -282,7 +283,8 @@ class Database:
             meta = self.tables.meta
             found = conn.execute(select(meta.c.value).where(meta.c.key == version_key)).scalar()
             if found is None:
-                conn.execute(insert(meta).values(key=version_key, value=str(SCHEMA_VERSION)))
+                row = {"key": version_key, "value": str(SCHEMA_VERSION)}
+                insert_ignore(conn, meta, row, [meta.c.key])
             return found
 
         found = self.write(create, "create its tables")
@@ -303,11 +305,10 @@ class Database:
         """Set a value of the ``{prefix}_meta`` table."""
         meta = self.tables.meta
 
-        def put(conn: Connection) -> None:
-            conn.execute(meta.delete().where(meta.c.key == key))
-            conn.execute(insert(meta).values(key=key, value=value))
-
-        self.write(put, f"record {key}")
+        self.write(
+            lambda conn: upsert(conn, meta, [{"key": key, "value": value}], [meta.c.key]),
+            f"record {key}",
+        )
 
     def dispose(self) -> None:
         """Close the engine's connections (the store is done with)."""
