@@ -1,15 +1,32 @@
+"""Fixtures and helpers shared by the tests.
+
+Test modules import the helpers by name (``from conftest import FAST, filler``: pytest puts
+this folder on ``sys.path``); the test doubles (models, embedders) are in ``fakes.py``.
+"""
+
 from __future__ import annotations
 
+import dataclasses
+import inspect
+import json
 import os
 import sys
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from langchain_recursive_memory.core import MemoryStore, RetryPolicy
+from langchain_recursive_memory.core import (
+    DEFAULT_NAMESPACE,
+    MemoryStore,
+    RetryPolicy,
+    TokenCounter,
+    Turn,
+)
 from langchain_recursive_memory.core.facts import Fact
 from langchain_recursive_memory.core.storage.keys import (
     SessionOwner,
@@ -22,7 +39,134 @@ from langchain_recursive_memory.servers import LocalChromaServer
 # Never touch a developer's real store from the tests.
 os.environ.setdefault("LANGCHAIN_RECURSIVE_MEMORY_PATH", "/nonexistent/lrm-tests-must-pass-a-path")
 
-FAST_RETRY = RetryPolicy(attempts=2, initial_delay=0.0, timeout=5.0, cooldown=0.0)
+# -- what many test modules share ------------------------------------------------------------
+
+#: the checkout: the repository's root folder
+ROOT = Path(__file__).resolve().parents[1]
+#: the library's top-level packages
+LIBRARY = ("langchain_recursive_memory", "llamaindex_higmem")
+
+# Retry policies for scripted models: no wait between attempts, no cool-down after a failed
+# fold. The timeout only matters for a model or embedder that hangs (a test that needs one
+# to time out passes its own policy); a fold lease lasts max(10 s, timeout) either way.
+
+#: one attempt: a failing call fails at once
+FAST = RetryPolicy(attempts=1, initial_delay=0.0, timeout=10.0, cooldown=0.0)
+#: one retry after a failed attempt
+FAST_RETRY = dataclasses.replace(FAST, attempts=2)
+#: two retries after a failed attempt
+FAST_TWO_RETRIES = dataclasses.replace(FAST, attempts=3)
+
+#: the default token counter (gpt-4o's o200k_base)
+COUNTER = TokenCounter()
+#: the namespace of a memory or store made without one
+NS = DEFAULT_NAMESPACE
+#: a fixed "now" for turns with given times (2023-11-14 22:13 UTC)
+T0 = 1_700_000_000.0
+
+FILLER_TOPICS = ["weather", "football", "recipes", "music", "traffic", "gardening", "movies"]
+
+
+def filler(i: int) -> list[Turn]:
+    """Exchange ``i`` of small talk (a user turn and an answer) that states no fact."""
+    topic = FILLER_TOPICS[i % len(FILLER_TOPICS)]
+    return [
+        Turn(role="user", text=f"Let's chat about {topic} again, round {i}."),
+        Turn(role="assistant", text=f"Sure, {topic} is a fine topic for round {i}."),
+    ]
+
+
+def logged_texts(store: MemoryStore, session: str = "s", namespace: str = NS) -> list[str]:
+    """The texts of a session's log, in order."""
+    return [t.turn.text for t in store.turns(namespace, session)]
+
+
+def check_consistent(store: MemoryStore, session: str, expected: int) -> None:
+    """Every turn stored once, covered by exactly one summary version or still unfolded."""
+    log = store.turns(NS, session)
+    assert len(log) == expected
+    assert len({t.id for t in log}) == expected
+    versions = store.summaries(NS, session)
+    assert [v.version for v in versions] == list(range(1, len(versions) + 1))
+    named = [tid for v in versions for tid in v.turn_ids]
+    assert len(named) == len(set(named)), "a turn was folded twice"
+    window = {t.id for t in store.session(NS, session).summaries.load().turns}
+    assert window.isdisjoint(named)
+    assert window | set(named) == {t.id for t in log}, "a turn is neither folded nor unfolded"
+    by_id = {t.id: t for t in log}
+    for v in versions:  # the version's mark on its turns is the version (one transaction)
+        assert {by_id[tid].folded_in for tid in v.turn_ids} == {v.version}
+    if versions:
+        assert versions[-1].covered == len(named)
+
+
+def thread(thread_id: str) -> dict[str, Any]:
+    """The run config of a LangGraph thread."""
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    """Write ``records`` as JSON lines to ``path``."""
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    return path
+
+
+def cli_runner() -> Any:
+    """A CLI runner for ``lrm``, wide, so table cells are not wrapped in what tests look for."""
+    from typer.testing import CliRunner
+
+    return CliRunner(env={"COLUMNS": "200"})
+
+
+def lrm(path: Path, *args: str, input: str | None = None) -> Any:
+    """Run ``lrm --path PATH ARGS...``; its result (an error other than an exit is raised)."""
+    from langchain_recursive_memory.cli import app
+
+    result = cli_runner().invoke(app, ["--path", str(path), *args], input=input)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
+
+
+# -- the upgrade tests: a store an earlier release wrote, read back --------------------------
+
+
+def data(value: Any) -> Any:
+    """Dataclasses, tuples and mappings as JSON data (as the fixtures' scripts wrote them)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [data(v) for v in value]
+    return value
+
+
+def stored_turn(s: Any) -> dict[str, Any]:
+    """A stored turn as JSON data (as the fixtures' scripts wrote them)."""
+    return {
+        "id": s.turn.id,
+        "role": s.turn.role,
+        "text": s.turn.text,
+        "payload": s.turn.payload(),
+        "created_at": s.turn.created_at,
+        "seq": s.seq,
+        "tokens": s.tokens,
+        "encoding": s.encoding,
+        "folded_in": s.folded_in,
+    }
+
+
+def renumbered(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An old release's turns (as it read them, oldest first) with today's order keys: 1..n."""
+    old = [t["seq"] for t in turns]
+    assert old == sorted(old), "the old release read its turns in order-key order"
+    return [{**t, "seq": n} for n, t in enumerate(turns, start=1)]
+
+
+def new_last_seq(old: int, turns: list[dict[str, Any]]) -> int:
+    """An old ``last_seq`` in the new numbering: the seq of the last turn at or before it."""
+    return bisect_right([t["seq"] for t in turns], old) if old else 0
 
 
 @pytest.fixture
@@ -266,6 +410,26 @@ class Requests:
         for undo in reversed(self._undo):
             undo()
         self._undo = []
+
+
+async def same_requests(requests: Requests, call: Callable[[], Any], acall: Callable[[], Any]):
+    """Run ``call``, then its async twin ``acall``, each from cold caches; their answers.
+
+    Both must ask the database and Chroma the same (statements and calls by kind, turns
+    decoded): an async twin drives the same steps as its sync shell, so it asks what the
+    sync call asks.
+    """
+    from langchain_recursive_memory.core.cache import clear_caches
+
+    asked, answers = [], []
+    for run in (call, acall):
+        clear_caches()
+        requests.clear()
+        answer = run()
+        answers.append(await answer if inspect.isawaitable(answer) else answer)
+        asked.append((dict(requests.counts), requests.rows))
+    assert asked[0] == asked[1], f"the sync call asked {asked[0]}, its async twin {asked[1]}"
+    return answers[0], answers[1]
 
 
 @pytest.fixture

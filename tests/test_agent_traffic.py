@@ -12,6 +12,7 @@ import uuid
 from typing import Any
 
 import pytest
+from conftest import COUNTER, FAST, thread
 from fakes import KeywordSummarizer
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
@@ -30,7 +31,6 @@ from pydantic import Field
 from langchain_recursive_memory.core import (
     MemoryStore,
     RecursiveMemory,
-    RetryPolicy,
     TokenCounter,
     ToolCall,
     Turn,
@@ -38,8 +38,6 @@ from langchain_recursive_memory.core import (
 from langchain_recursive_memory.messages import message_to_turn
 from langchain_recursive_memory.middleware import RecursiveMemoryMiddleware
 
-FAST = RetryPolicy(attempts=1, initial_delay=0.0, timeout=5.0, cooldown=0.0)
-COUNTER = TokenCounter("gpt-4o")
 SYSTEM = "You are a research agent. " + "Follow the house rules carefully. " * 40
 
 
@@ -305,7 +303,7 @@ def test_the_system_prompt_and_tools_can_be_left_out_of_the_budget(store):
     )
     model = ResearchModel(steps=3)
     agent = create_agent(model, tools=[fetch, search], system_prompt=SYSTEM, middleware=[mw])
-    agent.invoke({"messages": [HumanMessage("Go.")]}, {"configurable": {"thread_id": "x"}})
+    agent.invoke({"messages": [HumanMessage("Go.")]}, thread("x"))
     body = [message_to_turn(m) for m in model.requests[-1]["messages"][1:]]
     assert COUNTER.count_turns(body) <= 1500
     overhead = COUNTER.count_turn(message_to_turn(model.requests[-1]["messages"][0]))
@@ -320,7 +318,7 @@ def test_a_system_prompt_larger_than_the_budget_is_a_clear_error(store):
         ResearchModel(steps=1), tools=[fetch], system_prompt=SYSTEM * 3, middleware=[mw]
     )
     with pytest.raises(ConfigurationError, match="system prompt and tool schemas take"):
-        agent.invoke({"messages": [HumanMessage("Go.")]}, {"configurable": {"thread_id": "y"}})
+        agent.invoke({"messages": [HumanMessage("Go.")]}, thread("y"))
 
 
 def test_reserve_tokens_leaves_room_in_the_chat_history(store):

@@ -10,6 +10,10 @@ Where each rule is checked (the configuration of the tools is in pyproject.toml)
   collaborators never import an engine, and no import cycle at any depth (imports in
   functions and under ``if TYPE_CHECKING:`` count);
 * sorted, unique ``__all__`` of every package: ``tests/test_public_api.py``;
+* one async pattern: ruff's banned-api (TID251) keeps ``asyncio.to_thread`` out of the
+  library but where a blocking call is performed (the runtime, the database, the model and
+  embedder adapters, the middleware); ``tests/test_memory.py`` and ``tests/test_higmem.py``
+  check that each async twin asks the store what its sync method asks;
 * here, because no tool checks them: a module's length (ruff has no module-length rule)
   and no module importing its own package (a cycle through the package's ``__init__``,
   which import-linter's ``acyclic_siblings`` does not see: an ``__init__`` is no sibling).
@@ -23,12 +27,9 @@ from __future__ import annotations
 import functools
 import subprocess
 import sys
-from pathlib import Path
 
 import grimp
-
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("langchain_recursive_memory", "llamaindex_higmem")
+from conftest import LIBRARY, ROOT
 
 #: the most lines a library module may have
 MODULE_LINES = 660
@@ -50,7 +51,7 @@ def test_import_contracts_are_kept():
 def import_graph(*, exclude_type_checking_imports: bool = False) -> grimp.ImportGraph:
     """The library's imports as import-linter reads them (grimp): in functions too."""
     return grimp.build_graph(
-        *PACKAGES, exclude_type_checking_imports=exclude_type_checking_imports, cache_dir=None
+        *LIBRARY, exclude_type_checking_imports=exclude_type_checking_imports, cache_dir=None
     )
 
 
@@ -74,7 +75,7 @@ def test_no_module_imports_its_own_package():
 def test_no_module_is_too_long():
     found = [
         f"{path.relative_to(ROOT)}: {lines} lines"
-        for package in PACKAGES
+        for package in LIBRARY
         for path in sorted((ROOT / package).rglob("*.py"))
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINES
     ]

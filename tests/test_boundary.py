@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from conftest import FAST
 from fakes import KeywordSummarizer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -37,7 +38,6 @@ from langchain_recursive_memory.core import (
 )
 from llamaindex_higmem import RecursiveSummaryMemory
 
-FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
 DOCUMENTED = (ConfigurationError, InvalidInputError)
 
 JUNK: list[Any] = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from conftest import FAST
 from fakes import KeywordSummarizer, prompt_messages
 from langchain_core.chat_history import InMemoryChatMessageHistory
 from langchain_core.language_models import FakeListChatModel, GenericFakeChatModel
@@ -22,12 +23,10 @@ from langchain_recursive_memory import RecursiveSummaryChatMessageHistory
 from langchain_recursive_memory.core import (
     ConfigurationError,
     MemoryStore,
-    RetryPolicy,
     TokenCounter,
 )
 from langchain_recursive_memory.messages import message_to_turn
 
-FAST = RetryPolicy(attempts=1, initial_delay=0.0, timeout=5.0, cooldown=0.0)
 BUDGET = 800
 
 

@@ -8,14 +8,12 @@ free for a retriever on the current question (the LCEL pattern).
 
 from __future__ import annotations
 
+from conftest import COUNTER
 from fakes import FactModel
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_recursive_memory import RecursiveSummaryChatMessageHistory
-from langchain_recursive_memory.core import TokenCounter
 from langchain_recursive_memory.messages import is_summary_message, message_to_turn
-
-COUNTER = TokenCounter("gpt-4o")
 
 
 def fill(history: RecursiveSummaryChatMessageHistory, exchanges: int = 120) -> None:

@@ -8,11 +8,11 @@ stay in the window, the context stays within budget), reads recall the turns the
 
 from __future__ import annotations
 
+from conftest import FAST
 from fakes import BagOfWordsEmbedder, FactModel
 
-from langchain_recursive_memory.core import HiGMem, HybridMemory, RetryPolicy, StoreError, Turn
+from langchain_recursive_memory.core import HiGMem, HybridMemory, StoreError, Turn
 
-FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
 LOCKER = "My locker code is 4471."
 
 

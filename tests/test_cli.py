@@ -11,26 +11,13 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from conftest import cli_runner, lrm
 
 from langchain_recursive_memory.cli import app, demo_turns, parse_duration
 from langchain_recursive_memory.core import MemoryStore
 from langchain_recursive_memory.core.storage import turns as store_module
 
-ROOT = Path(__file__).resolve().parents[1]
 LOCKER = "My locker code is 4471 and my dog is called Pixel."
-
-
-def make_runner() -> CliRunner:
-    # Wide, so table cells are not wrapped in the middle of what the tests look for.
-    return CliRunner(env={"COLUMNS": "200"})
-
-
-def lrm(path: Path, *args: str, input: str | None = None):
-    result = make_runner().invoke(app, ["--path", str(path), *args], input=input)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result
 
 
 def write_chat(path: Path, exchanges: int = 30) -> Path:
@@ -354,7 +341,7 @@ def test_demo_without_path_uses_a_new_temporary_store(tmp_path, monkeypatch):
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    result = make_runner().invoke(app, ["demo", "--exchanges", "12", "--no-progress"])
+    result = cli_runner().invoke(app, ["demo", "--exchanges", "12", "--no-progress"])
     assert result.exit_code == 0, result.output
     (made,) = tmp_path.glob("lrm-demo-*")
     assert f"lrm --path {made} show demo" in result.stdout
@@ -388,7 +375,7 @@ def test_package_errors_are_one_line_and_exit_1(tmp_path):
 
 
 def test_an_unreachable_server_is_one_line_and_exit_1():
-    result = make_runner().invoke(
+    result = cli_runner().invoke(
         app, ["--host", "127.0.0.1", "--port", "1", "--database", "sqlite://", "sessions"]
     )
     assert result.exit_code == 1, result.output
@@ -396,7 +383,7 @@ def test_an_unreachable_server_is_one_line_and_exit_1():
 
 
 def test_a_server_without_a_database_is_one_line_naming_the_option():
-    result = make_runner().invoke(app, ["--host", "127.0.0.1", "--port", "1", "sessions"])
+    result = cli_runner().invoke(app, ["--host", "127.0.0.1", "--port", "1", "sessions"])
     assert result.exit_code == 1, result.output
     assert result.output.startswith("error: --host needs --database"), result.output
     assert result.output.strip().count("\n") == 0, result.output

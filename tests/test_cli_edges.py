@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -11,23 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, cli_runner, lrm, write_jsonl
 from typer.testing import CliRunner
 
 from langchain_recursive_memory.cli import app
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def lrm(path: Path, *args: str):
-    result = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["--path", str(path), *args])
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result
-
-
-def write_jsonl(path: Path, records: list[dict]) -> Path:
-    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
-    return path
 
 
 def chat(path: Path, n: int = 4) -> Path:
@@ -144,7 +130,7 @@ def test_errors_carry_no_class_names(tmp_path):
     ],
 )
 def test_a_global_option_after_the_command_gets_a_hint(args):
-    result = CliRunner(env={"COLUMNS": "200"}).invoke(app, args)
+    result = cli_runner().invoke(app, args)
     assert result.exit_code == 2
     option = next(a for a in args if a.startswith("--") and a not in ("--no-progress",))
     flat = " ".join(result.output.replace("│", " ").split())

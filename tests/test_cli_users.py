@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_cli import lrm, write_chat
+from conftest import lrm
+from test_cli import write_chat
 
 from langchain_recursive_memory.core import MemoryStore
 

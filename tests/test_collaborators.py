@@ -8,13 +8,11 @@ model or embedder set on a memory after construction reaches its collaborators.
 
 from __future__ import annotations
 
+from conftest import FAST_RETRY
 from fakes import BagOfWordsEmbedder, HiGMemModel, KeywordSummarizer
 
 from langchain_recursive_memory.core import HiGMem, HybridMemory, RecursiveMemory, Turn
 from langchain_recursive_memory.core.embeddings import embedder_name
-from langchain_recursive_memory.core.runtime.retry import RetryPolicy
-
-FAST = RetryPolicy(attempts=2, initial_delay=0.0, timeout=5.0, cooldown=0.0)
 
 
 def chat(i: int) -> list[Turn]:
@@ -25,7 +23,7 @@ def chat(i: int) -> list[Turn]:
 
 
 def test_a_model_set_after_construction_folds(store):
-    memory = RecursiveMemory("s", store=store, retry=FAST, max_tokens=400)
+    memory = RecursiveMemory("s", store=store, retry=FAST_RETRY, max_tokens=400)
     model = KeywordSummarizer()
     memory.model = model
     for i in range(20):
@@ -35,7 +33,7 @@ def test_a_model_set_after_construction_folds(store):
 
 
 def test_an_embedder_set_after_construction_recalls_densely(store):
-    memory = HybridMemory("s", store=store, retry=FAST, max_tokens=500)
+    memory = HybridMemory("s", store=store, retry=FAST_RETRY, max_tokens=500)
     memory.add(Turn(role="user", text="My locker code is 4471."))
     for i in range(20):
         memory.add(chat(i))
@@ -52,7 +50,7 @@ def test_an_embedder_set_after_construction_recalls_densely(store):
 
 
 def test_a_model_and_embedder_set_after_construction_reach_higmem(store):
-    memory = HiGMem("h", store=store, retry=FAST, batch_size=4)
+    memory = HiGMem("h", store=store, retry=FAST_RETRY, batch_size=4)
     model, embedder = HiGMemModel(), BagOfWordsEmbedder()
     memory.model, memory.embedder = model, embedder
     memory.add(

@@ -84,10 +84,6 @@ def test_without_radius_zero_windows_count_everywhere() -> None:
     assert RankerParams().dense_radii == (0, 1, 2)  # the default since issue 30 item 4
 
 
-def _minmax(x: np.ndarray) -> np.ndarray:
-    return (x - x.min()) / (x.max() - x.min())
-
-
 def test_the_defaults() -> None:
     params = RankerParams()
     assert (params.dense_radii, params.w_dense, params.w_dense_outside) == ((0, 1, 2), 0.6, 0.3)

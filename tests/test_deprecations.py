@@ -61,6 +61,9 @@ STORAGE = f"{CORE}.storage"
 RENAMED: dict[str, str] = {
     f"{STORAGE}.server.{name}": f"langchain_recursive_memory.servers.{name}"
     for name in ("HEARTBEAT_SECONDS", "LocalChromaServer", "free_port", "wait_for_heartbeat")
+} | {
+    f"{CORE}.options.{name}": f"{CORE}.config.{name}"
+    for name in ("MIN_SUMMARY_TOKENS", "SUMMARY_ROLES", "check_int")
 }
 
 #: class name -> {0.2.0 member this round renamed: what its warning says to use instead}
@@ -101,6 +104,14 @@ _VIEWS = (
 _PARTS = (
     "MemoryStore's parts (store.parts, StoreParts) are gone (CHANGELOG Unreleased, "
     "Removed); what the store's parts share is internal (core.storage.parts)"
+)
+
+_OPTIONS_MODEL = (
+    "one options model (CHANGELOG Unreleased, Changed): MemoryOptions is a frozen pydantic "
+    "model (keyword arguments only; RecursiveMemory(options=...) takes it whole, so "
+    "engine_options is gone), and OPTIONS/Option/OptionTable are derived from its fields "
+    "(Option(name, annotation, rule, description); the rule holds layer, choices, aliases "
+    "and surfaces; minimums are the model's constraints)"
 )
 
 #: 0.2.0 path (a module, name, member, ``member(parameter)`` or ``Class(positional
@@ -206,6 +217,14 @@ KNOWN_BREAKS: dict[str, str] = {
         f"{CORE}.retrieval.index.TurnIndex.seq_map",
         f"{CORE}.retrieval.pool.user_pool_steps(given)",
         f"{CORE}.retrieval.view",
+    ),
+    **_breaks(
+        _OPTIONS_MODEL,
+        f"{CORE}.builder.MemoryOptions.engine_options",
+        f"{CORE}.builder.MemoryOptions(positional order)",
+        f"{CORE}.options.Option",
+        f"{CORE}.options.OptionTable.__init__",
+        f"{CORE}.options.OptionTable.registered",
     ),
     **_breaks(
         _PARTS,

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import logging
 import runpy
-from pathlib import Path
 
+from conftest import ROOT
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_recursive_memory import RecursiveSummaryChatMessageHistory
 from langchain_recursive_memory.core import FunctionTextModel
 
-ROOT = Path(__file__).resolve().parents[1]
 CITIES = ["Lisbon", "Porto", "Braga", "Faro", "Evora", "Coimbra", "Sintra", "Tavira", "Lagos"]
 
 

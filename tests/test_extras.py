@@ -9,11 +9,9 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 CASES = [
     ("langchain", "from langchain_recursive_memory import RecursiveMemoryMiddleware", "agents"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from conftest import COUNTER, FAST
 from fakes import KeywordSummarizer, prompt_messages
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
@@ -25,16 +26,12 @@ from langchain_recursive_memory import RecursiveSummaryChatMessageHistory
 from langchain_recursive_memory.core import (
     MemoryStore,
     RecursiveMemory,
-    RetryPolicy,
-    TokenCounter,
     ToolCall,
     Turn,
 )
 from langchain_recursive_memory.messages import message_to_turn
 from langchain_recursive_memory.middleware import RecursiveMemoryMiddleware
 
-FAST = RetryPolicy(attempts=1, initial_delay=0.0, timeout=5.0, cooldown=0.0)
-COUNTER = TokenCounter("gpt-4o")
 QUESTION = "Which Quarry mirror answers fastest from Lisbon? Ping all forty of them."
 STEPS = 40
 

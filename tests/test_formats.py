@@ -6,10 +6,10 @@ Also the grounding check: a summarizer answering an error text instead of raisin
 from __future__ import annotations
 
 import base64
-import json
 from pathlib import Path
 
 import pytest
+from conftest import COUNTER, FAST, write_jsonl
 from langchain_core.messages import (
     AIMessage,
     HumanMessage,
@@ -27,22 +27,13 @@ from langchain_recursive_memory.core import (
     MemoryStore,
     ModelOutputError,
     RecursiveMemory,
-    RetryPolicy,
-    TokenCounter,
     Turn,
 )
 from langchain_recursive_memory.core.ingest import read_jsonl, turns_from_dicts
 from langchain_recursive_memory.messages import message_to_turn, turn_to_message
 from llamaindex_higmem.messages import chat_message_to_turn, turn_to_chat_message
 
-COUNTER = TokenCounter()
-FAST = RetryPolicy(attempts=1, initial_delay=0.0, timeout=5.0, cooldown=0.0)
 IMAGE = "data:image/png;base64," + base64.b64encode(bytes(range(256)) * 160).decode()
-
-
-def write_jsonl(path: Path, records: list[dict]) -> Path:
-    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
-    return path
 
 
 def test_an_openai_transcript_with_an_image_and_a_tool_call_is_read_as_structured_turns(

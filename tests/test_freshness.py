@@ -14,18 +14,16 @@ import time
 from typing import Any
 
 import pytest
+from conftest import FAST, T0
 
 from langchain_recursive_memory.core import (
     HiGMem,
     HybridMemory,
     MemoryStore,
-    RetryPolicy,
     Turn,
 )
 from langchain_recursive_memory.core.cache import StoreCaches
 
-FAST = RetryPolicy(attempts=1, timeout=10.0, cooldown=0.0)
-T0 = 1_700_000_000.0
 LOCKER = "My locker code is 4471."
 
 

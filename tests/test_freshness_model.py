@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FAST, NS, T0
 from fakes import FactModel
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -41,14 +42,10 @@ from langchain_recursive_memory.core import (
     HybridMemory,
     MemoryStore,
     RecursiveMemory,
-    RetryPolicy,
     Turn,
 )
 from langchain_recursive_memory.core.cache import StoreCaches
 
-FAST = RetryPolicy(attempts=1, timeout=10.0, cooldown=0.0)
-NS = "default"
-T0 = 1_700_000_000.0
 KINDS = ("hybrid", "higmem", "recursive")
 TOPICS = ("garden", "violin", "Lisbon", "marathon", "invoice", "museum")
 QUERIES = ("What is my locker code?", "Where is my home city?", "violin lessons in Lisbon")

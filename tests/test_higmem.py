@@ -6,6 +6,7 @@ import logging
 import time
 
 import pytest
+from conftest import FAST_RETRY, same_requests
 from fakes import BagOfWordsEmbedder, HiGMemModel
 
 from langchain_recursive_memory.cli.loaders import ingest, locomo_turns
@@ -13,12 +14,9 @@ from langchain_recursive_memory.core import (
     ConfigurationError,
     HiGMem,
     InvalidInputError,
-    RetryPolicy,
     Turn,
 )
 from langchain_recursive_memory.core.ingest import turns_from_dicts
-
-FAST = RetryPolicy(attempts=2, initial_delay=0.0, timeout=10.0, cooldown=0.0)
 
 STORY = [
     ("Ada", "I adopted a cat called Miso last week."),
@@ -48,7 +46,7 @@ def story_turns(session: str = "1", start: float = 1_700_000_000.0) -> list[Turn
 
 def test_llm_construction_batches_and_links_both_ways(store):
     model = HiGMemModel()
-    memory = HiGMem("s", store=store, model=model, retry=FAST, batch_size=4)
+    memory = HiGMem("s", store=store, model=model, retry=FAST_RETRY, batch_size=4)
     memory.add(story_turns())
     assert model.calls["analyse"] == 2  # 8 turns, batches of 4: one call per batch
     notes = {n.turn_id: n for n in memory.turn_nodes()}
@@ -69,7 +67,7 @@ def test_llm_construction_batches_and_links_both_ways(store):
 
 def test_an_incomplete_batch_waits_for_flush(store):
     model = HiGMemModel()
-    memory = HiGMem("s", store=store, model=model, retry=FAST, batch_size=4)
+    memory = HiGMem("s", store=store, model=model, retry=FAST_RETRY, batch_size=4)
     memory.add(story_turns()[:3])
     assert model.calls["analyse"] == 0 and memory.turn_nodes() == []
     assert memory.flush() == 3
@@ -78,7 +76,7 @@ def test_an_incomplete_batch_waits_for_flush(store):
 
 def test_events_freeze_after_the_rewrite_limit(store):
     model = HiGMemModel()
-    memory = HiGMem("s", store=store, model=model, retry=FAST, batch_size=1, rewrite_limit=3)
+    memory = HiGMem("s", store=store, model=model, retry=FAST_RETRY, batch_size=1, rewrite_limit=3)
     turns = [
         Turn(
             role="user",
@@ -99,7 +97,7 @@ def test_events_freeze_after_the_rewrite_limit(store):
 
 def test_malformed_answers_fall_back_without_losing_turns(store, caplog):
     model = HiGMemModel(broken=10)
-    memory = HiGMem("s", store=store, model=model, retry=FAST, batch_size=4)
+    memory = HiGMem("s", store=store, model=model, retry=FAST_RETRY, batch_size=4)
     with caplog.at_level(logging.WARNING, logger="langchain_recursive_memory"):
         memory.add(story_turns())
     assert "indexed without the LLM" in caplog.text
@@ -137,7 +135,7 @@ def test_no_llm_retrieval_is_compact_and_best_first(store):
 
 def test_guided_retrieval_uses_events_and_the_filter(store):
     model = HiGMemModel()
-    memory = HiGMem("s", store=store, model=model, retry=FAST, retrieval_turns=2)
+    memory = HiGMem("s", store=store, model=model, retry=FAST_RETRY, retrieval_turns=2)
     memory.add(story_turns(), flush=True)
     before = dict(model.calls)
     hits = memory.retrieve("How old is Miso the cat?")
@@ -154,7 +152,7 @@ def test_guided_retrieval_uses_events_and_the_filter(store):
 
 async def test_guided_calls_run_concurrently_in_async(store):
     model = HiGMemModel()
-    memory = HiGMem("s", store=store, model=model, retry=FAST)
+    memory = HiGMem("s", store=store, model=model, retry=FAST_RETRY)
     await memory.aadd(story_turns() + story_turns("2", start=1_800_000_000.0))
     await memory.aflush()
     model.delay = 0.2
@@ -168,7 +166,7 @@ async def test_guided_calls_run_concurrently_in_async(store):
 
 def test_an_llm_failure_in_retrieval_falls_back_to_the_ranking(store, caplog):
     model = HiGMemModel()
-    memory = HiGMem("s", store=store, model=model, retry=FAST)
+    memory = HiGMem("s", store=store, model=model, retry=FAST_RETRY)
     memory.add(story_turns(), flush=True)
     model.broken = 1000
     with caplog.at_level(logging.WARNING, logger="langchain_recursive_memory"):
@@ -257,7 +255,7 @@ def test_event_anchors_are_the_exact_nearest_events(store):
         "knitting", "surfing", "gardening", "fishing", "camping", "archery",
     ]  # fmt: skip
     embedder = BagOfWordsEmbedder(dim=997)
-    memory = HiGMem("s", store=store, embedder=embedder, retry=FAST)
+    memory = HiGMem("s", store=store, embedder=embedder, retry=FAST_RETRY)
     turns = []
     for n, topic in enumerate(topics):
         for i in range(3):
@@ -292,18 +290,13 @@ def test_event_anchors_are_the_exact_nearest_events(store):
     assert {e.id for e in chosen[:2]} == {"seg:1", "seg:2"}  # pottery, sailing
 
 
-async def test_events_and_notes_have_async_twins_through_the_runner(store):
-    memory = HiGMem("h", store=store, model=HiGMemModel(), retry=FAST)
+async def test_events_and_turn_nodes_have_async_twins_that_ask_the_store_the_same(
+    store, requests_of
+):
+    memory = HiGMem("h", store=store, model=HiGMemModel(), retry=FAST_RETRY)
     memory.add(story_turns(), flush=True)
-    runs: list[str] = []
-    arun = memory.runner.arun
-
-    async def spy(steps):
-        runs.append(steps.__name__)
-        return await arun(steps)
-
-    memory.runner.arun = spy  # type: ignore[method-assign]
-    assert await memory.aevents() == memory.events() != []
-    assert await memory.aturn_nodes() == memory.turn_nodes() != []
-    assert runs == ["_events_steps", "_turn_nodes_steps"]
-    assert await memory.aturn_nodes() == memory.turn_nodes()
+    requests = requests_of(store)
+    events, aevents = await same_requests(requests, memory.events, memory.aevents)
+    assert aevents == events != []
+    nodes, anodes = await same_requests(requests, memory.turn_nodes, memory.aturn_nodes)
+    assert anodes == nodes != []

@@ -6,6 +6,7 @@ import logging
 from typing import ClassVar
 
 import pytest
+from conftest import FAST_RETRY, filler
 from fakes import BagOfWordsEmbedder, FactModel, FailingModel, KeywordSummarizer
 
 from langchain_recursive_memory.core import (
@@ -14,27 +15,15 @@ from langchain_recursive_memory.core import (
     InvalidInputError,
     MemoryStore,
     RecursiveMemory,
-    RetryPolicy,
     TokenCounter,
     Turn,
 )
-
-FAST = RetryPolicy(attempts=2, initial_delay=0.0, timeout=5.0, cooldown=0.0)
-
-
-def filler(i: int) -> list[Turn]:
-    topics = ["weather", "football", "recipes", "music", "traffic", "gardening", "movies"]
-    topic = topics[i % len(topics)]
-    return [
-        Turn(role="user", text=f"Let's chat about {topic} again, round {i}."),
-        Turn(role="assistant", text=f"Sure, {topic} is a fine topic for round {i}."),
-    ]
 
 
 def hybrid(store, **kw) -> HybridMemory:
     kw.setdefault("max_tokens", 800)
     kw.setdefault("max_summary_tokens", 120)
-    return HybridMemory("s", store=store, retry=FAST, **kw)
+    return HybridMemory("s", store=store, retry=FAST_RETRY, **kw)
 
 
 def test_facts_come_from_the_summary_call_with_provenance(store):
@@ -271,7 +260,7 @@ async def test_async_twins(store):
 
 def test_recursive_memory_can_recall_too(store):
     """Recall is a feature of the store and the engine, not only of HybridMemory."""
-    memory = RecursiveMemory("s", store=store, max_tokens=500, retry=FAST)
+    memory = RecursiveMemory("s", store=store, max_tokens=500, retry=FAST_RETRY)
     memory.add(Turn(role="user", text="The boat is called Sea Otter."))
     for i in range(30):
         memory.add(filler(i))

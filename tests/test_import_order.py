@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from conftest import LIBRARY, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = sorted(
     ".".join(init.parent.relative_to(ROOT).parts)
-    for top in ("langchain_recursive_memory", "llamaindex_higmem")
+    for top in LIBRARY
     for init in (ROOT / top).rglob("__init__.py")
 )
 

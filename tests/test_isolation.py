@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import session_records
+from conftest import FAST, session_records
 from fakes import BagOfWordsEmbedder, FactModel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,12 +19,10 @@ from langchain_recursive_memory.core import (
     MemoryStore,
     RecursiveMemory,
     RecursiveMemoryError,
-    RetryPolicy,
     ToolCall,
     Turn,
 )
 
-FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
 SETTINGS = settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Requests
+from conftest import FAST, T0, Requests
 from fakes import BagOfWordsEmbedder
 
 from langchain_recursive_memory.core import (
@@ -24,12 +24,9 @@ from langchain_recursive_memory.core import (
     HybridMemory,
     MemoryStore,
     RecursiveMemory,
-    RetryPolicy,
     Turn,
 )
 
-FAST = RetryPolicy(attempts=1, timeout=10.0, cooldown=0.0)
-T0 = 1_700_000_000.0
 TOPICS = ["garden", "violin", "budget", "Lisbon", "marathon", "recipes", "museum", "invoice"]
 EXCHANGES = 8
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from conftest import FAST
 from fakes import HiGMemModel
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
@@ -22,13 +23,10 @@ from langchain_recursive_memory.core import (
     ConfigurationError,
     HiGMem,
     MemoryStore,
-    RetryPolicy,
     Turn,
 )
 from llamaindex_higmem.memory_blocks import HiGMemMemoryBlock
 from llamaindex_higmem.retrievers import HiGMemRetriever
-
-FAST = RetryPolicy(attempts=1, timeout=10.0, cooldown=0.0)
 
 LINES = [
     ("Ada", "I adopted a cat called Miso last week."),

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from conftest import COUNTER, FAST
 from fakes import FactModel, FailingModel, KeywordSummarizer, prompt_messages
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import (
@@ -46,8 +47,6 @@ from langchain_recursive_memory.core import (
     MemoryStore,
     RecursiveMemory,
     RecursiveMemoryError,
-    RetryPolicy,
-    TokenCounter,
     ToolCall,
     Turn,
 )
@@ -60,9 +59,7 @@ from llamaindex_higmem.messages import (
     turn_to_chat_message,
 )
 
-FAST = RetryPolicy(attempts=1, initial_delay=0.0, timeout=5.0, cooldown=0.0)
 BUDGET = 700
-COUNTER = TokenCounter()
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from pathlib import Path
 
 import pytest
+from conftest import same_requests
 from fakes import FailingModel, KeywordSummarizer, VerboseModel
 
 from langchain_recursive_memory.core import (
@@ -294,36 +294,45 @@ async def test_async_twins_match_the_sync_path(store, fast_retry):
     assert await memory.aturns() == []
 
 
-async def test_every_read_is_one_generator_with_a_sync_and_an_async_shell(store, fast_retry):
-    """summary, turns, usage, context, clear: the async twin runs the same steps (arun)."""
-    memory = make(store, fast_retry, model=KeywordSummarizer())
-    for i in range(30):
-        memory.add(chat(i))
-    memory.fold(force=True)
-    runs: list[str] = []
-    arun = memory.runner.arun
+async def test_every_async_twin_answers_and_asks_the_store_as_its_sync_call(
+    store, fast_retry, requests_of
+):
+    """summary, turns, usage, context, clear: each async twin runs its sync call's steps.
 
-    async def spy(steps):
-        runs.append(steps.__name__)
-        return await arun(steps)
-
-    memory.runner.arun = spy  # type: ignore[method-assign]
-    assert await memory.aget_summary() == memory.get_summary() is not None
-    assert await memory.aturns() == memory.turns()
-    assert await memory.ausage() == memory.usage() and memory.usage().calls >= 1
-    assert await memory.acontext("budget item 3?") == memory.context("budget item 3?")
-    await memory.aclear()
-    assert memory.turns() == [] and memory.get_summary() is None
-    assert runs == [
-        "_summary_steps",
-        "_turns_steps",
-        "_usage_steps",
-        "_context_steps",
-        "_clear_steps",
-    ]
-    for module in ("engine", "recursive/memory", "higmem/memory"):
-        path = Path(__file__).parents[1] / "langchain_recursive_memory/core" / f"{module}.py"
-        assert "to_thread" not in path.read_text(), module  # no second async pattern
+    From cold caches, each twin answers what its sync call answers and asks the database
+    the same statements (``same_requests``). There is no second async pattern: ruff's
+    banned-api keeps ``asyncio.to_thread`` out of the engines (pyproject.toml).
+    """
+    memory, other = (
+        RecursiveMemory(
+            sid,
+            store=store,
+            model=KeywordSummarizer(),
+            retry=fast_retry,
+            max_tokens=600,
+            max_summary_tokens=120,
+        )
+        for sid in ("s1", "s2")
+    )
+    for twin in (memory, other):
+        for i in range(30):
+            twin.add(chat(i))
+        twin.fold(force=True)
+    requests = requests_of(store)
+    summary, asummary = await same_requests(requests, memory.get_summary, memory.aget_summary)
+    assert asummary == summary is not None
+    turns, aturns = await same_requests(requests, memory.turns, memory.aturns)
+    assert aturns == turns != []
+    usage, ausage = await same_requests(requests, memory.usage, memory.ausage)
+    assert ausage == usage and usage.calls >= 1
+    question = "budget item 3?"
+    context, acontext = await same_requests(
+        requests, lambda: memory.context(question), lambda: memory.acontext(question)
+    )
+    assert acontext == context
+    await same_requests(requests, memory.clear, other.aclear)  # two sessions alike
+    for cleared in (memory, other):
+        assert cleared.turns() == [] and cleared.get_summary() is None
 
 
 async def test_async_timeout_is_enforced(store):

@@ -16,6 +16,7 @@ import uuid
 from typing import Any
 
 import pytest
+from conftest import COUNTER, FAST, thread
 from fakes import FactModel, FailingModel, KeywordSummarizer
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel, GenericFakeChatModel
@@ -35,18 +36,14 @@ from langchain_recursive_memory.core import (
     ConfigurationError,
     MemoryStore,
     RecursiveMemory,
-    RetryPolicy,
     StoreError,
-    TokenCounter,
 )
 from langchain_recursive_memory.core.storage.session_store import SessionSummaries, SessionTurns
 from langchain_recursive_memory.messages import is_summary_message, message_to_turn
 from langchain_recursive_memory.middleware import RecursiveMemoryMiddleware
 
-FAST = RetryPolicy(attempts=1, initial_delay=0.0, timeout=5.0, cooldown=0.0)
 SYSTEM = "You are a meticulous inventory assistant."
 BUDGET = 600
-COUNTER = TokenCounter("gpt-4o")
 _ITEM = re.compile(r"\bitem (\S+?)[.,]?(?:\s|$)")
 
 
@@ -124,10 +121,6 @@ def agent_with(mw: RecursiveMemoryMiddleware, model: BaseChatModel, checkpointer
     return create_agent(
         model, tools=[lookup], system_prompt=SYSTEM, middleware=[mw], checkpointer=checkpointer
     )
-
-
-def thread(thread_id: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread_id}}
 
 
 def check_log_is_the_state(mw: RecursiveMemoryMiddleware, session: str, state: dict) -> None:

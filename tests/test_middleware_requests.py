@@ -16,6 +16,7 @@ import uuid
 from typing import Any
 
 import pytest
+from conftest import COUNTER, FAST
 from fakes import KeywordSummarizer
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
@@ -26,12 +27,9 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
-from langchain_recursive_memory.core import RetryPolicy, TokenCounter
 from langchain_recursive_memory.messages import message_to_turn
 from langchain_recursive_memory.middleware import RecursiveMemoryMiddleware
 
-FAST = RetryPolicy(attempts=1, initial_delay=0.0, timeout=5.0, cooldown=0.0)
-COUNTER = TokenCounter("gpt-4o")
 SYSTEM = " ".join(
     f"Rule {i}: answer the traveller precisely, cite the booking system, never guess a fare."
     for i in range(43)

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+from conftest import FAST_TWO_RETRIES
 from fakes import HiGMemModel, StructuredChatModel
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
@@ -16,7 +17,7 @@ from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.tools import ToolSelection
 from typer.testing import CliRunner
 
-from langchain_recursive_memory.core import FunctionTextModel, HiGMem, RetryPolicy, Turn
+from langchain_recursive_memory.core import FunctionTextModel, HiGMem, Turn
 from langchain_recursive_memory.core.errors import ConfigurationError, ModelOutputError
 from langchain_recursive_memory.core.models import ModelSettings, WithSchema, offers_json
 from langchain_recursive_memory.core.prompts import INDEX_SCHEMA, TURN_LIST_SCHEMA
@@ -29,8 +30,6 @@ from langchain_recursive_memory.language_models import (
     resolve_text_model,
 )
 from llamaindex_higmem.llms import LlamaIndexTextModel, response_usage
-
-FAST = RetryPolicy(attempts=3, initial_delay=0.0, timeout=10.0, cooldown=0.0)
 
 TURNS = [
     ("Ada", "I adopted a cat called Miso last week."),
@@ -127,7 +126,7 @@ def test_an_unusable_answer_gets_one_repair_prompt_quoting_the_error() -> None:
         prompts.append(prompt)
         return "[2, 5]" if "could not be used" in prompt else "Turns two and five."
 
-    runner = Runner(model=FunctionTextModel(model), retry=FAST)
+    runner = Runner(model=FunctionTextModel(model), retry=FAST_TWO_RETRIES)
     assert runner.run(complete("Which turns?", _strict_list, "higmem-retrieve")) == [2, 5]
     assert len(prompts) == 2
     assert prompts[1].startswith("Which turns?")
@@ -138,7 +137,7 @@ def test_a_second_unusable_answer_is_final_and_every_attempt_is_counted() -> Non
     prompts: list[str] = []
     spent: list[Any] = []
     model = FunctionTextModel(lambda p: prompts.append(p) or ModelText("no list", 120, 3))
-    runner = Runner(model=model, retry=FAST, on_usage=spent.append)
+    runner = Runner(model=model, retry=FAST_TWO_RETRIES, on_usage=spent.append)
     with pytest.raises(ModelOutputError):
         runner.run(complete("Which turns?", _strict_list, "higmem-retrieve"))
     assert len(prompts) == 2  # the prompt, then its repair; never the identical prompt again
@@ -156,7 +155,7 @@ def test_transport_errors_are_still_retried_with_the_same_prompt() -> None:
             raise ConnectionError("reset by peer")
         return "[1]"
 
-    runner = Runner(model=FunctionTextModel(flaky), retry=FAST)
+    runner = Runner(model=FunctionTextModel(flaky), retry=FAST_TWO_RETRIES)
     assert runner.run(complete("Which turns?", _strict_list)) == [1]
     assert prompts == ["Which turns?"] * 3
 
@@ -168,7 +167,7 @@ def test_langchain_structured_output_is_used_for_the_index_when_offered(store: A
     chat = StructuredChatModel()
     model = LangChainTextModel(chat)
     assert offers_json(model) and model.supports_json
-    memory = HiGMem("s", store=store, model=model, retry=FAST, batch_size=4)
+    memory = HiGMem("s", store=store, model=model, retry=FAST_TWO_RETRIES, batch_size=4)
     memory.add(turns())
     assert ("structured:json_schema", INDEX_SCHEMA["title"]) in chat.asked
     assert not [a for a in chat.asked if a[0] == "text"]  # the index is never asked as text
@@ -196,7 +195,7 @@ def test_models_without_structured_output_get_the_text_prompt(store: Any) -> Non
     chat = TextOnlyChat(messages=iter([]))
     model = LangChainTextModel(chat)
     assert not model.supports_json and not offers_json(model)
-    memory = HiGMem("s", store=store, model=model, retry=FAST, batch_size=4)
+    memory = HiGMem("s", store=store, model=model, retry=FAST_TWO_RETRIES, batch_size=4)
     memory.add(turns())
     assert len(chat.prompts) == 1
     assert ANSWER_AS_LINES.splitlines()[0] in chat.prompts[0]

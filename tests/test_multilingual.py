@@ -16,8 +16,9 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
+from conftest import FAST_RETRY
 
-from langchain_recursive_memory.core import HiGMem, HybridMemory, MemoryStore, RetryPolicy, Turn
+from langchain_recursive_memory.core import HiGMem, HybridMemory, MemoryStore, Turn
 from langchain_recursive_memory.core.retrieval import lexical
 from langchain_recursive_memory.core.retrieval.lexical import (
     LexicalIndex,
@@ -29,7 +30,6 @@ from langchain_recursive_memory.core.retrieval.ranking import RankedTurn, TurnRa
 
 DATA = Path(__file__).parent / "data"
 CORPUS = json.loads((DATA / "multilingual" / "corpus.json").read_text(encoding="utf-8"))
-FAST = RetryPolicy(attempts=2, initial_delay=0.0, timeout=5.0, cooldown=0.0)
 
 CASES = [
     pytest.param(conv, question, answer, id=f"{conv['language']}-{answer}-{question}")
@@ -60,7 +60,7 @@ EXAMPLES = [
 ]
 
 
-def filler(i: int) -> list[Turn]:
+def weather_filler(i: int) -> list[Turn]:
     return [
         Turn(role="user", name="Ada", text=f"Let's talk about the weather again, round {i}."),
         Turn(role="assistant", name="Bob", text=f"Sure, the weather is fine in round {i}."),
@@ -69,20 +69,20 @@ def filler(i: int) -> list[Turn]:
 
 @pytest.mark.parametrize(("query", "text"), EXAMPLES)
 def test_hybrid_recalls_the_archived_turn(store: MemoryStore, query: str, text: str) -> None:
-    memory = HybridMemory("s", store=store, retry=FAST, max_tokens=400, max_summary_tokens=80)
+    memory = HybridMemory("s", store=store, retry=FAST_RETRY, max_tokens=400, max_summary_tokens=80)
     memory.add(Turn(role="user", name="Ada", text=text, id="answer"))
     for i in range(30):
-        memory.add(filler(i))
+        memory.add(weather_filler(i))
     assert "answer" not in {t.id for t in memory.context().window}  # archived
     assert "answer" in [h.id for h in memory.recall(query, k=3, kinds=["turn"])]
 
 
 @pytest.mark.parametrize(("query", "text"), EXAMPLES)
 def test_higmem_retrieves_the_turn(store: MemoryStore, query: str, text: str) -> None:
-    memory = HiGMem("s", store=store, retry=FAST)
+    memory = HiGMem("s", store=store, retry=FAST_RETRY)
     memory.add(Turn(role="user", name="Ada", text=text, id="answer"))
     for i in range(10):
-        memory.add(filler(i))
+        memory.add(weather_filler(i))
     assert "answer" in [r.turn.id for r in memory.retrieve(query, k=3)]
 
 

@@ -1,19 +1,22 @@
-"""The public surface is pinned: exports, sorting, typing marker, framework-free core."""
+"""The public surface is pinned: exports, sorting, typing marker, framework-free core; and
+``get_summary()`` is the latest ``Summary`` on every engine and adapter (issue 23).
+"""
 
 from __future__ import annotations
 
 import importlib
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from conftest import LIBRARY, ROOT
 
 import langchain_recursive_memory
 import langchain_recursive_memory.core as core
-
-ROOT = Path(__file__).resolve().parents[1]
-
+from langchain_recursive_memory import RecursiveSummaryChatMessageHistory
+from langchain_recursive_memory.core import HiGMem, RecursiveMemory, Turn, TurnNode
+from langchain_recursive_memory.core.session import SessionRef
+from llamaindex_higmem import RecursiveSummaryMemory
 
 #: every package of the library with an ``__all__`` (ruff's RUF022 would sort them
 #: isort-style; they keep sorted() order)
@@ -33,12 +36,12 @@ PACKAGES_WITH_ALL = [
 
 
 def test_every_package_with_all_is_listed():
-    found = sorted(
+    packages = [
         ".".join(path.parent.relative_to(ROOT).parts)
-        for package in ("langchain_recursive_memory", "llamaindex_higmem")
+        for package in LIBRARY
         for path in (ROOT / package).rglob("__init__.py")
-        if "__all__" in path.read_text(encoding="utf-8")
-    )
+    ]
+    found = sorted(p for p in packages if hasattr(importlib.import_module(p), "__all__"))
     assert found == PACKAGES_WITH_ALL
 
 
@@ -98,7 +101,7 @@ def test_errors_form_one_hierarchy():
 
 
 def test_py_typed_markers_ship():
-    for package in ("langchain_recursive_memory", "llamaindex_higmem"):
+    for package in LIBRARY:
         assert (ROOT / package / "py.typed").is_file()
 
 
@@ -123,3 +126,34 @@ def test_version_matches_pyproject():
     version = re.search(r'^version = "([^"]+)"', text, re.M)
     assert version is not None
     assert version.group(1) == langchain_recursive_memory.__version__
+
+
+def test_the_engines_hand_out_their_documented_types(store):
+    memory = RecursiveMemory("names", store=store, max_tokens=300)
+    for i in range(30):
+        memory.add([Turn(role="user", text=f"Message {i} about the orchard and its pears.")])
+    assert memory.get_summary() is not None
+    assert isinstance(memory.session, SessionRef)  # README: an engine's session in its store
+    graph = HiGMem("names-hg", store=store)
+    graph.add([Turn(role="user", text="Ada booked the Lisbon trip.")])
+    graph.flush()
+    nodes = graph.turn_nodes()
+    assert nodes != [] and all(isinstance(n, TurnNode) for n in nodes)
+
+
+async def test_get_summary_is_the_record_everywhere_and_summary_its_text(store):
+    from llama_index.core.llms import ChatMessage
+
+    history = RecursiveSummaryChatMessageHistory("lc", store=store, max_tokens=300)
+    llama = RecursiveSummaryMemory.from_defaults(session_id="li", store=store, token_limit=300)
+    for i in range(30):
+        text = f"Message {i} about the orchard and its pears."
+        history.add_user_message(text)
+        llama.put_messages([ChatMessage(role="user", content=text)])
+    for adapter in (history, llama):
+        record = adapter.get_summary()
+        assert record is not None and adapter.summary == record.text
+        assert await adapter.aget_summary() == record
+    engine = history.memory
+    assert await engine.aget_summary() == engine.get_summary() is not None
+    assert not hasattr(engine, "asummary")

@@ -6,16 +6,16 @@ the weaker hit first and a caller taking the first few would lose the best one.
 
 from __future__ import annotations
 
+from conftest import FAST
 from fakes import HiGMemModel
 from llama_index.core.base.llms.types import ChatMessage
 
 from langchain_recursive_memory import HiGMemRetriever as LangChainHiGMemRetriever
 from langchain_recursive_memory import RecursiveMemoryRetriever
-from langchain_recursive_memory.core import HiGMem, HybridMemory, RetryPolicy, Turn
+from langchain_recursive_memory.core import HiGMem, HybridMemory, Turn
 from llamaindex_higmem.memory_blocks import HiGMemMemoryBlock
 from llamaindex_higmem.retrievers import HiGMemRetriever
 
-FAST = RetryPolicy(attempts=1, timeout=10.0, cooldown=0.0)
 QUESTION = "Who is my violin teacher?"
 WEAK, BEST = "t0", "t8"
 LINES = [

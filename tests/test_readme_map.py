@@ -9,10 +9,8 @@ the map does not follow fails here.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("langchain_recursive_memory", "llamaindex_higmem")
+from conftest import LIBRARY, ROOT
 
 
 def _map_block() -> list[str]:
@@ -46,7 +44,7 @@ def named_modules(lines: list[str]) -> set[str]:
 def library_modules() -> set[str]:
     """Every module (a package's ``__init__.py`` counts as the package, ``name/``)."""
     found = set()
-    for top in PACKAGES:
+    for top in LIBRARY:
         for path in (ROOT / top).rglob("*.py"):
             relative = path.relative_to(ROOT).as_posix()
             found.add(relative)
@@ -55,7 +53,7 @@ def library_modules() -> set[str]:
 
 
 def _required() -> set[str]:
-    top = {f"{name}/__init__.py" for name in PACKAGES}
+    top = {f"{name}/__init__.py" for name in LIBRARY}
     return {m for m in library_modules() if not m.endswith("/__init__.py") or m in top}
 
 

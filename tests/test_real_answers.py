@@ -12,6 +12,7 @@ import json
 import logging
 from typing import Any
 
+from conftest import FAST_TWO_RETRIES
 from fakes import HiGMemModel, KeywordSummarizer, ScriptedAnswers
 
 from langchain_recursive_memory.core import (
@@ -19,11 +20,8 @@ from langchain_recursive_memory.core import (
     HiGMem,
     HybridMemory,
     RecursiveMemory,
-    RetryPolicy,
     Turn,
 )
-
-FAST = RetryPolicy(attempts=3, initial_delay=0.0, timeout=10.0, cooldown=0.0)
 
 STORY = [
     ("Ada", "I adopted a cat called Miso last week."),
@@ -62,7 +60,7 @@ class IndexAnswers:
 
 def _indexed_with_the_llm(store: Any, rewrite: Any) -> tuple[HiGMem, IndexAnswers]:
     model = IndexAnswers(rewrite)
-    memory = HiGMem("s", store=store, model=model, retry=FAST, batch_size=4)
+    memory = HiGMem("s", store=store, model=model, retry=FAST_TWO_RETRIES, batch_size=4)
     memory.add(story())
     return memory, model
 
@@ -121,7 +119,7 @@ def test_a_batch_with_no_usable_line_is_asked_again_with_the_error_then_falls_ba
     model = ScriptedAnswers(
         {"You index a conversation": ["I'm sorry, but I can't help with that."]}
     )
-    memory = HiGMem("s", store=store, model=model, retry=FAST, batch_size=4)
+    memory = HiGMem("s", store=store, model=model, retry=FAST_TWO_RETRIES, batch_size=4)
     with caplog.at_level(logging.WARNING, logger="langchain_recursive_memory"):
         memory.add(story())
     index_prompts = [p for p in model.prompts if p.startswith("You index")]
@@ -134,7 +132,7 @@ def test_a_batch_with_no_usable_line_is_asked_again_with_the_error_then_falls_ba
 
 
 def test_references_written_as_e2_event_e2_or_2_join_the_existing_event(store):
-    memory = HiGMem("s", store=store, model=HiGMemModel(), retry=FAST, batch_size=4)
+    memory = HiGMem("s", store=store, model=HiGMemModel(), retry=FAST_TWO_RETRIES, batch_size=4)
     memory.add(story())
     before = {e.id for e in memory.events()}
     forms = iter(["e1", "Event E1", "E1: the cat", 1])
@@ -166,7 +164,9 @@ def test_a_failed_filter_chunk_keeps_its_candidates_and_the_query_stays_guided(s
             "A question and candidate turns": ["I'm sorry, but I can't help with that."],
         }
     )
-    memory = HiGMem("s", store=store, model=model, retry=FAST, batch_size=4, retrieval_turns=1)
+    memory = HiGMem(
+        "s", store=store, model=model, retry=FAST_TWO_RETRIES, batch_size=4, retrieval_turns=1
+    )
     memory.add(story(), flush=True)
     with caplog.at_level(logging.WARNING, logger="langchain_recursive_memory"):
         hits = memory.retrieve("How old is Miso?")
@@ -199,7 +199,7 @@ def test_prefaces_fences_and_chatter_are_not_stored_in_the_summary(store):
         "s",
         store=store,
         model=FunctionTextModel(wrapped),
-        retry=FAST,
+        retry=FAST_TWO_RETRIES,
         max_tokens=400,
         max_summary_tokens=80,
     )
@@ -225,7 +225,7 @@ def test_a_refusal_or_a_lost_summary_keeps_the_previous_summary(store):
         "s",
         store=store,
         model=FunctionTextModel(model),
-        retry=FAST,
+        retry=FAST_TWO_RETRIES,
         max_tokens=400,
         max_summary_tokens=120,
     )
@@ -262,7 +262,7 @@ def test_no_new_facts_is_not_asked_again_and_untagged_facts_are_read(store):
         "s",
         store=store,
         model=FunctionTextModel(model),
-        retry=FAST,
+        retry=FAST_TWO_RETRIES,
         max_tokens=800,
         max_summary_tokens=120,
     )

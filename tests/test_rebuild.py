@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import FAST
 from fakes import BagOfWordsEmbedder, FactModel, HiGMemModel
 
 from langchain_recursive_memory.core import (
@@ -13,11 +14,8 @@ from langchain_recursive_memory.core import (
     HybridMemory,
     MemoryStore,
     ModelError,
-    RetryPolicy,
     Turn,
 )
-
-FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
 
 
 class RenamedFacts(FactModel):

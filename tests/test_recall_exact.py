@@ -3,32 +3,21 @@
 from __future__ import annotations
 
 import numpy as np
-from conftest import fact_record_id, stored_vectors
+from conftest import FAST_RETRY, fact_record_id, filler, stored_vectors
 from fakes import BagOfWordsEmbedder, FactModel
 
-from langchain_recursive_memory.core import HybridMemory, MemoryStore, RetryPolicy, Turn
+from langchain_recursive_memory.core import HybridMemory, MemoryStore, Turn
 from langchain_recursive_memory.core.cache import CacheLimits
 from langchain_recursive_memory.core.recursive import recall
 from langchain_recursive_memory.core.retrieval.ranking import RankerParams
 from langchain_recursive_memory.core.storage import StoredTurn, text_hash
 from langchain_recursive_memory.core.storage.keys import window_kind
 
-FAST = RetryPolicy(attempts=2, initial_delay=0.0, timeout=5.0, cooldown=0.0)
-TOPICS = ["weather", "football", "recipes", "music", "traffic", "gardening", "movies"]
-
-
-def filler(i: int) -> list[Turn]:
-    topic = TOPICS[i % len(TOPICS)]
-    return [
-        Turn(role="user", text=f"Let's chat about {topic} again, round {i}."),
-        Turn(role="assistant", text=f"Sure, {topic} is a fine topic for round {i}."),
-    ]
-
 
 def hybrid(store: MemoryStore, session: str = "s", **kw: object) -> HybridMemory:
     kw.setdefault("max_tokens", 800)
     kw.setdefault("max_summary_tokens", 120)
-    return HybridMemory(session, store=store, retry=FAST, **kw)  # type: ignore[arg-type]
+    return HybridMemory(session, store=store, retry=FAST_RETRY, **kw)  # type: ignore[arg-type]
 
 
 def brute_force_similarity(memory: HybridMemory, query: str, refs: set[str]) -> dict[str, float]:

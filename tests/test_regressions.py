@@ -9,6 +9,7 @@ import time
 from types import SimpleNamespace
 
 import pytest
+from conftest import FAST
 from fakes import FailingModel, KeywordSummarizer
 from sqlalchemy import event
 
@@ -22,8 +23,6 @@ from langchain_recursive_memory.core import (
 )
 from langchain_recursive_memory.core.cache import StoreCaches
 from langchain_recursive_memory.core.prompts import clean_summary, parse_combined, parse_facts
-
-FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
 
 
 def test_a_tool_call_waiting_for_its_result_is_not_folded(store):

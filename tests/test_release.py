@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
+
+from conftest import ROOT
 
 import langchain_recursive_memory
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_changelog_top_release_matches_the_version():

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from conftest import fact_record_id
+from conftest import FAST, FAST_RETRY, FAST_TWO_RETRIES, fact_record_id, logged_texts
 from fakes import FactModel, FailingModel, HiGMemModel, KeywordSummarizer
 from sqlalchemy import event, select, update
 
@@ -51,7 +51,6 @@ from langchain_recursive_memory.core.storage.database import sqlite_url
 from langchain_recursive_memory.core.storage.session_store import SessionSummaries
 from langchain_recursive_memory.servers import free_port
 
-FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
 AGE = 0.3  # seconds: what "old" means in the expiry tests
 WAIT = 0.3  # seconds a hook gives another thread to reach (and wait at) its next step
 
@@ -214,10 +213,6 @@ def _fail(exc: BaseException) -> Callable[[], None]:
         raise exc
 
     return action
-
-
-def _texts(store: MemoryStore, sid: str = "s") -> list[str]:
-    return [t.turn.text for t in store.turns("default", sid)]
 
 
 # -- 1. expire() never deletes a turn stored while it runs ----------------------------------
@@ -414,7 +409,7 @@ def test_a_damaged_fact_record_is_skipped_with_a_warning(caplog):
         assert "The user's job is pilot." in [h.text for h in fresh.recall("pilot job")]
         fresh.add(Turn(role="user", text="still works"))
     assert "damaged fact record" in caplog.text and repr(sid) in caplog.text
-    assert _texts(store, sid)[-1] == "still works"
+    assert logged_texts(store, sid)[-1] == "still works"
 
 
 def _higmem(store: MemoryStore, sid: str) -> HiGMem:
@@ -422,7 +417,7 @@ def _higmem(store: MemoryStore, sid: str) -> HiGMem:
         sid,
         store=store,
         model=HiGMemModel(),
-        retry=RetryPolicy(attempts=2, initial_delay=0.0, timeout=10.0, cooldown=0.0),
+        retry=FAST_RETRY,
         batch_size=4,
     )
 
@@ -511,8 +506,6 @@ def test_a_higmem_node_row_that_is_not_json_is_skipped_with_a_warning(caplog):
 # it either committed or left nothing, and the turns' ids are fixed before it starts, so
 # running it again (the library's retry, or the application's) stores each turn once.
 
-RETRY = RetryPolicy(attempts=3, initial_delay=0.0, timeout=5.0)
-
 
 def _disk_error() -> sqlite3.OperationalError:
     return sqlite3.OperationalError("disk I/O error")  # not transient: never retried
@@ -520,7 +513,7 @@ def _disk_error() -> sqlite3.OperationalError:
 
 def test_a_write_that_did_not_land_is_a_store_error_and_safe_to_retry(faults):
     store = MemoryStore.in_memory()
-    store.retry = RETRY
+    store.retry = FAST_TWO_RETRIES
     memory = _memory(store, "s")
     fired = faults.at(store, "INSERT INTO {prefix}_turns", _fail(_disk_error()), times=9)
     with pytest.raises(StoreError, match="append turns: disk I/O error") as info:
@@ -531,7 +524,7 @@ def test_a_write_that_did_not_land_is_a_store_error_and_safe_to_retry(faults):
     assert store.turns("default", "s") == [] and store.sessions() == []  # nothing written
     faults.undo()
     memory.add(Turn(role="user", text="never stored"))  # the application's retry
-    assert _texts(store) == ["never stored"]
+    assert logged_texts(store) == ["never stored"]
 
 
 def test_a_failed_append_is_rolled_back_whole(faults):
@@ -544,7 +537,7 @@ def test_a_failed_append_is_rolled_back_whole(faults):
     faults.at(store, "INSERT INTO {prefix}_turns", _fail(_disk_error()), after=True)
     with pytest.raises(StoreError):
         memory.add(turns)
-    assert _texts(store) == ["before"]
+    assert logged_texts(store) == ["before"]
     assert store.session("default", "s").head().last_seq == 1  # its order keys too
     faults.undo()
     memory.add(turns)
@@ -564,19 +557,19 @@ def test_a_failed_append_is_rolled_back_whole(faults):
     ids=["locked", "dropped connection"],
 )
 def test_a_transient_failure_is_retried_and_the_write_succeeds(fault, faults, tmp_path):
-    store = MemoryStore(in_memory_client(), database=sqlite_url(tmp_path), retry=RETRY)
+    store = MemoryStore(in_memory_client(), database=sqlite_url(tmp_path), retry=FAST_TWO_RETRIES)
     session = store.session("default", "s")
     session.turns.append([Turn(role="user", text="before")], [2], "o200k_base")
     fired = faults.at(store, "INSERT INTO {prefix}_turns", _fail(fault))
     stored = session.turns.append([Turn(role="user", text="retried")], [2], "o200k_base")
     assert fired  # the first attempt failed...
     assert [s.turn.text for s in stored] == ["retried"]  # ...and the retry stored it
-    assert _texts(store) == ["before", "retried"]
+    assert logged_texts(store) == ["before", "retried"]
     store.close()
 
 
 def test_a_busy_database_makes_a_writer_wait_not_fail(tmp_path):
-    store = MemoryStore(in_memory_client(), database=sqlite_url(tmp_path), retry=RETRY)
+    store = MemoryStore(in_memory_client(), database=sqlite_url(tmp_path), retry=FAST_TWO_RETRIES)
     session = store.session("default", "s")
     session.turns.append([Turn(role="user", text="before")], [2], "o200k_base")
     other = sqlite3.connect(
@@ -587,7 +580,7 @@ def test_a_busy_database_makes_a_writer_wait_not_fail(tmp_path):
     start = time.monotonic()
     session.turns.append([Turn(role="user", text="after the lock")], [2], "o200k_base")
     assert time.monotonic() - start >= 0.4
-    assert _texts(store) == ["before", "after the lock"]
+    assert logged_texts(store) == ["before", "after the lock"]
     other.close()
     store.close()
 
@@ -596,20 +589,20 @@ def test_a_commit_whose_answer_was_lost_is_retried_and_stores_once(faults):
     # The commit landed, then the connection failed before its answer arrived: the
     # transaction is retried, and finds the turn stored.
     store = MemoryStore.in_memory()
-    store.retry = RETRY
+    store.retry = FAST_TWO_RETRIES
     memory = _memory(store, "s")
     memory.add(Turn(role="user", text="before"))
     lost = faults.at_commit(store, _fail(sqlite3.OperationalError("database is locked")))
     memory.add(Turn(role="user", text="stored, answer lost"))
     assert lost
-    assert _texts(store) == ["before", "stored, answer lost"]
+    assert logged_texts(store) == ["before", "stored, answer lost"]
     fresh = _memory(MemoryStore(store.client, prefix=store.prefix, cache=StoreCaches()), "s")
     assert [t.text for t in fresh.context().window] == ["before", "stored, answer lost"]
 
 
 def test_a_retried_append_returns_the_turns_its_lost_commit_stored(faults):
     store = MemoryStore.in_memory()
-    store.retry = RETRY
+    store.retry = FAST_TWO_RETRIES
     memory = _memory(store, "s")
     faults.at_commit(store, _fail(sqlite3.OperationalError("database is locked")))
     stored = memory.add(Turn(role="user", text="stored, answer lost"))
@@ -618,7 +611,7 @@ def test_a_retried_append_returns_the_turns_its_lost_commit_stored(faults):
 
 def test_an_unknown_outcome_says_so_and_its_turns_store_once(faults):
     store = MemoryStore.in_memory()
-    store.retry = RETRY
+    store.retry = FAST_TWO_RETRIES
     memory = _memory(store, "s")
     faults.at_commit(store, _fail(_disk_error()))  # landed; then the database failed
     with pytest.raises(WriteOutcomeUnknownError) as info:
@@ -626,7 +619,7 @@ def test_an_unknown_outcome_says_so_and_its_turns_store_once(faults):
     assert [t.text for t in info.value.turns] == ["one", "two"]
     assert all(t.id for t in info.value.turns)
     memory.add(list(info.value.turns))  # what the error tells the caller to do
-    assert _texts(store) == ["one", "two"]  # stored once, not twice
+    assert logged_texts(store) == ["one", "two"]  # stored once, not twice
 
 
 def test_a_database_that_fails_for_good_is_named_without_its_password():
@@ -634,7 +627,7 @@ def test_a_database_that_fails_for_good_is_named_without_its_password():
     url = f"postgresql+psycopg://lrm:s3cret-pw@127.0.0.1:{free_port()}/memory"
     start = time.monotonic()
     with pytest.raises(StoreError) as info:
-        MemoryStore(in_memory_client(), database=url, retry=RETRY)
+        MemoryStore(in_memory_client(), database=url, retry=FAST_TWO_RETRIES)
     assert time.monotonic() - start < 5
     message = str(info.value)
     assert "postgresql+psycopg://lrm:***@127.0.0.1:" in message

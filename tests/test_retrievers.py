@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 import pytest
+from conftest import FAST
 from fakes import BagOfWordsEmbedder, FactModel
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 from langchain_core.messages import AIMessage, HumanMessage
@@ -19,11 +20,8 @@ from langchain_recursive_memory.core import (
     ConfigurationError,
     HybridMemory,
     MemoryStore,
-    RetryPolicy,
     Turn,
 )
-
-FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
 
 
 def _filled_memory() -> HybridMemory:

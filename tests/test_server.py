@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import stored_vectors
+from conftest import FAST, FAST_RETRY, NS, check_consistent, logged_texts, stored_vectors
 from fakes import BagOfWordsEmbedder, CallbackModel, FactModel, KeywordSummarizer
 
 from langchain_recursive_memory.core import (
@@ -41,7 +41,6 @@ from langchain_recursive_memory.core import (
     HybridMemory,
     MemoryStore,
     RecursiveMemory,
-    RetryPolicy,
     StoreError,
     Turn,
     WriteOutcomeUnknownError,
@@ -56,34 +55,8 @@ from langchain_recursive_memory.servers.postgres import (
     find_bindir,
 )
 
-FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
-STORE_RETRY = RetryPolicy(attempts=2, initial_delay=0.0, timeout=5.0, cooldown=0.0)
-NS = "default"
 TESTS = Path(__file__).resolve().parent
 WINDOW_KINDS = [window_kind(r) for r in (0, 1, 2)]
-
-
-def check_consistent(store: MemoryStore, session: str, expected: int) -> None:
-    """Every turn stored once, covered by exactly one summary version or still unfolded."""
-    log = store.turns(NS, session)
-    assert len(log) == expected
-    assert len({t.id for t in log}) == expected
-    versions = store.summaries(NS, session)
-    assert [v.version for v in versions] == list(range(1, len(versions) + 1))
-    named = [tid for v in versions for tid in v.turn_ids]
-    assert len(named) == len(set(named)), "a turn was folded twice"
-    window = {t.id for t in store.session(NS, session).summaries.load().turns}
-    assert window.isdisjoint(named)
-    assert window | set(named) == {t.id for t in log}, "a turn is neither folded nor unfolded"
-    by_id = {t.id: t for t in log}
-    for v in versions:  # the version's mark on its turns is the version (one transaction)
-        assert {by_id[tid].folded_in for tid in v.turn_ids} == {v.version}
-    if versions:
-        assert versions[-1].covered == len(named)
-
-
-def texts(store: MemoryStore, session: str) -> list[str]:
-    return [t.turn.text for t in store.turns(NS, session)]
 
 
 def exchange(i: int) -> list[Turn]:
@@ -310,7 +283,7 @@ def test_an_unreachable_database_fails_the_add_naming_it_and_writes_nothing(pg, 
         memory.context()
 
     pg.resume()
-    assert texts(store, "s") == said, "the refused add wrote something"
+    assert logged_texts(store, "s") == said, "the refused add wrote something"
     assert store.summaries(NS, "s") == versions
     check_consistent(store, "s", 20)
     # The caller retries the refused add (the same turn, with its id): stored once.
@@ -319,7 +292,7 @@ def test_an_unreachable_database_fails_the_add_naming_it_and_writes_nothing(pg, 
     for i in range(10):
         memory.add(Turn(role="user", text=f"after the outage {i} " * 4))
         assert memory.context().tokens <= 400
-    assert texts(store, "s").count(down.text) == 1
+    assert logged_texts(store, "s").count(down.text) == 1
     check_consistent(store, "s", 31)
     store.close()
 
@@ -420,7 +393,7 @@ def test_an_append_whose_answer_is_lost_is_stored_once(server_store):
         assert budget[0] == 0, "no append lost its answer"
         # Every answer lost: the add fails, saying the outcome is unknown, and hands the
         # turns back with the ids they were given; added again, each is stored once.
-        server_store.retry = STORE_RETRY
+        server_store.retry = FAST_RETRY
         budget[0] = 100
         with pytest.raises(WriteOutcomeUnknownError, match="append") as info:
             memory.add(
@@ -471,7 +444,7 @@ def _chroma_outage_start(
     chroma: LocalChromaServer, pg_url: str, prefix: str
 ) -> tuple[MemoryStore, HybridMemory]:
     store = MemoryStore.http(chroma.host, chroma.port, database=pg_url, prefix=prefix, timeout=3)
-    store.retry = STORE_RETRY
+    store.retry = FAST_RETRY
     memory = hybrid(store)
     for i in range(12):
         memory.add(exchange(i))
@@ -493,7 +466,7 @@ def test_with_chroma_down_add_stores_every_turn_and_the_memory_catches_up(
         during += [t.id for t in stored]
         assert memory.context().tokens <= 600
     expected = [t.text for i in range(30) for t in exchange(i)]
-    assert texts(store, "s") == expected
+    assert logged_texts(store, "s") == expected
     check_consistent(store, "s", 60)
     # A question's context recalls what it can (the turns are in the database).
     context = memory.context("What is my home city?")
@@ -637,7 +610,7 @@ def test_eight_threads_write_one_session_in_an_embedded_store(tmp_path):
 def test_the_chroma_and_postgres_servers_restart_mid_conversation(own_chroma, pg):
     prefix = fresh_prefix()
     store = MemoryStore.http(own_chroma.host, own_chroma.port, database=pg.url, prefix=prefix)
-    store.retry = STORE_RETRY
+    store.retry = FAST_RETRY
     memory = hybrid(store)
     accepted: list[str] = []
 
@@ -773,7 +746,7 @@ def test_sigkill_in_the_middle_of_a_fold_loses_nothing(tmp_path, where):
     assert Path(str(marker) + ".added").exists()
 
     store = MemoryStore.persistent(path)
-    assert texts(store, "s") == said
+    assert logged_texts(store, "s") == said
     check_consistent(store, "s", 40)
     assert len(store.summaries(NS, "s")) == KILL_POINTS[where]  # the kill came where meant
     memory = hybrid(store, max_tokens=400, max_summary_tokens=80)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from conftest import FAST, FAST_TWO_RETRIES, NS
 from fakes import KeywordSummarizer
 
 from langchain_recursive_memory.core import (
@@ -12,14 +13,11 @@ from langchain_recursive_memory.core import (
     InvalidInputError,
     MemoryStore,
     RecursiveMemory,
-    RetryPolicy,
     Summary,
     ToolCall,
     Turn,
 )
 from langchain_recursive_memory.core.storage import default_path, session_key
-
-NS = "default"
 
 
 def put(store: MemoryStore, sid: str, *texts: str) -> list:
@@ -145,7 +143,7 @@ def test_a_fold_that_fails_mid_transaction_leaves_neither_version_nor_marks(stor
 
 def test_concurrent_folds_in_threads_fold_each_turn_once(store):
     model = KeywordSummarizer()
-    retry = RetryPolicy(attempts=1, timeout=10, cooldown=0)
+    retry = FAST
     writers = [
         RecursiveMemory(
             "shared",
@@ -215,7 +213,7 @@ def test_chroma_calls_retry_transient_failures_only():
     from langchain_recursive_memory.core import RecursiveMemoryError, StoreError
     from langchain_recursive_memory.core.storage.client import StoreClient
 
-    chroma = StoreClient(None, RetryPolicy(attempts=3, initial_delay=0.0))
+    chroma = StoreClient(None, FAST_TWO_RETRIES)
     calls: list[int] = []
 
     def flaky() -> str:

@@ -6,14 +6,13 @@ README: ``max_summary_tokens`` defaults to 300, or a quarter of a ``max_tokens``
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
+from conftest import cli_runner, write_jsonl
 from langchain.agents import create_agent
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
-from typer.testing import CliRunner
 
 from langchain_recursive_memory import RecursiveSummaryChatMessageHistory
 from langchain_recursive_memory.cli import app
@@ -79,8 +78,8 @@ def test_lrm_ingest_max_tokens_500_gives_a_summary_within_a_quarter(tmp_path):
         }
         for i in range(120)
     ]
-    chat.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
-    runner = CliRunner(env={"COLUMNS": "200"})
+    write_jsonl(chat, lines)
+    runner = cli_runner()
     base = ["--path", str(tmp_path / "db")]
     result = runner.invoke(
         app,

@@ -51,19 +51,17 @@ fresh process) reads what the writing one reads.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import shutil
-from bisect import bisect_right
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FAST_RETRY, cli_runner, data, new_last_seq, renumbered, stored_turn
 from fakes import BagOfWordsEmbedder, FactModel, HiGMemModel, KeywordSummarizer
 from langchain_core.messages import messages_to_dict
 from sqlalchemy import func, select
-from typer.testing import CliRunner
 
 from langchain_recursive_memory import RecursiveSummaryChatMessageHistory
 from langchain_recursive_memory.cli import app
@@ -72,7 +70,6 @@ from langchain_recursive_memory.core import (
     HybridMemory,
     MemoryStore,
     RecursiveMemory,
-    RetryPolicy,
     Turn,
 )
 from langchain_recursive_memory.core.cache import StoreCaches
@@ -87,7 +84,6 @@ PREFIX = EXPECTED["prefix"]
 SESSIONS: dict[str, dict[str, Any]] = EXPECTED["sessions"]
 SPACE = "bagofwordsembedder-d16"  # the vector collection of 0.1.0's BagOfWordsEmbedder(16)
 MIGRATED = "bagofwordsembedder"  # its name since 0.2.0 (the migration renames it)
-FAST = RetryPolicy(attempts=2, initial_delay=0.0, timeout=10.0, cooldown=0.0)
 BASE = 1761984000.0  # the fixture's turns were said from 2025-11-01 08:00 UTC on
 LEGACY = ("sessions", "summaries", "turns", "hg_turns", "hg_events", "usage")
 
@@ -105,48 +101,11 @@ def scope(key: str) -> tuple[str, str]:
     return entry["namespace"], entry["session_id"]
 
 
-def data(value: Any) -> Any:
-    """Dataclasses, tuples and mappings as JSON data (as the script wrote them)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: data(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, dict):
-        return {str(k): data(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [data(v) for v in value]
-    return value
-
-
 def old_fields(got: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any]:
     """``got`` cut to the fields 0.1.0 had; a field missing today fails here."""
     missing = set(expected) - set(got)
     assert not missing, f"fields of 0.1.0 missing today: {sorted(missing)}"
     return {k: got[k] for k in expected}
-
-
-def stored_turn(s: Any) -> dict[str, Any]:
-    return {
-        "id": s.turn.id,
-        "role": s.turn.role,
-        "text": s.turn.text,
-        "payload": s.turn.payload(),
-        "created_at": s.turn.created_at,
-        "seq": s.seq,
-        "tokens": s.tokens,
-        "encoding": s.encoding,
-        "folded_in": s.folded_in,
-    }
-
-
-def renumbered(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """0.1.0's turns (as it read them, oldest first) with this release's order keys: 1..n."""
-    old = [t["seq"] for t in turns]
-    assert old == sorted(old), "0.1.0 read its turns in order-key order"
-    return [{**t, "seq": n} for n, t in enumerate(turns, start=1)]
-
-
-def new_last_seq(old: int, turns: list[dict[str, Any]]) -> int:
-    """An old ``last_seq`` in the new numbering: the seq of the last turn at or before it."""
-    return bisect_right([t["seq"] for t in turns], old) if old else 0
 
 
 def copy_fixture(target: Path) -> Path:
@@ -340,7 +299,7 @@ def test_recursive_engines_read_the_same_without_a_model_call(old_store, key):
         namespace=namespace,
         model=model,
         embedder=embedder,
-        retry=FAST,
+        retry=FAST_RETRY,
         **expected["config"],
     )
     context = memory.context()
@@ -370,7 +329,7 @@ def test_higmem_events_and_turn_nodes_read_the_same_without_a_model_call(old_sto
         namespace=namespace,
         model=model,
         embedder=embedder,
-        retry=FAST,
+        retry=FAST_RETRY,
         **expected["config"],
     )
     assert data(memory.events()) == expected["events"]
@@ -414,7 +373,7 @@ def test_the_adapters_read_the_same_messages(old_store):
 
 def test_the_command_line_lists_and_shows_old_sessions(old_path):
     path = str(old_path)
-    runner = CliRunner(env={"COLUMNS": "200"})
+    runner = cli_runner()
     listed = runner.invoke(app, ["--path", path, "sessions"])
     assert listed.exit_code == 0, listed.output
     for entry in SESSIONS.values():
@@ -606,7 +565,7 @@ def test_opening_migrates_the_vector_collection_once(store_path):
 
 
 def test_lrm_migrate_says_what_it_does_and_does_it_once(store_path):
-    runner, path = CliRunner(env={"COLUMNS": "200"}), str(store_path)
+    runner, path = cli_runner(), str(store_path)
     before = chroma_state(store_path)
     dry = runner.invoke(app, ["--path", path, "migrate", "--dry-run"])
     assert dry.exit_code == 0, dry.output
@@ -752,7 +711,7 @@ def test_recursive_sessions_fold_new_versions_that_continue_the_old_ones(
         store=store,
         namespace=namespace,
         model=summarizer,
-        retry=FAST,
+        retry=FAST_RETRY,
         **SESSIONS[key]["config"],
     )
     for turn in new_turns("up", 12, "After the upgrade, note {i}: Toledo costs 7{i} euros."):
@@ -775,7 +734,7 @@ def test_the_hybrid_session_updates_an_old_fact_and_embeds_it_again(store_path):
         store=store,
         model=FactModel(),
         embedder=BagOfWordsEmbedder(dim=16),
-        retry=FAST,
+        retry=FAST_RETRY,
         **SESSIONS[key]["config"],
     )
     memory.add(Turn(role="user", text="Update: my home city is Stavanger now.", id="up-city"))
@@ -815,7 +774,7 @@ def test_higmem_sessions_index_new_turns(store_path, key):
         namespace=namespace,
         model=HiGMemModel() if llm else None,
         embedder=BagOfWordsEmbedder(dim=16) if llm else None,
-        retry=FAST,
+        retry=FAST_RETRY,
         **expected["config"],
     )
     text = "Jon hired dance teacher number {i} for the studio." if llm else "Puppy day {i}."
@@ -847,7 +806,7 @@ def test_two_old_sessions_join_a_user_and_their_facts_merge(store_path):
             sid,
             store=store,
             model=FactModel(),
-            retry=FAST,
+            retry=FAST_RETRY,
             user_id="ada",
             **SESSIONS[f"default/{sid}"]["config"],
         )

@@ -46,15 +46,14 @@ store object with caches of its own (as a new process) reads what the writing on
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 import threading
-from bisect import bisect_right
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FAST_RETRY, cli_runner, data, new_last_seq, renumbered, stored_turn
 from fakes import BagOfWordsEmbedder, FactModel, HiGMemModel, KeywordSummarizer
 from langchain.agents import create_agent
 from langchain_core.language_models import GenericFakeChatModel
@@ -62,7 +61,6 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, messag
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from sqlalchemy import select
-from typer.testing import CliRunner
 
 from langchain_recursive_memory import (
     RecursiveMemoryMiddleware,
@@ -74,7 +72,6 @@ from langchain_recursive_memory.core import (
     HybridMemory,
     MemoryStore,
     RecursiveMemory,
-    RetryPolicy,
     Turn,
 )
 from langchain_recursive_memory.core.cache import StoreCaches
@@ -87,7 +84,6 @@ PREFIX = EXPECTED["prefix"]
 SESSIONS: dict[str, dict[str, Any]] = EXPECTED["sessions"]
 USERS: dict[str, dict[str, Any]] = EXPECTED["users"]
 SPACE = "bagofwordsembedder"  # the vector collection of 0.2.0's BagOfWordsEmbedder(16)
-FAST = RetryPolicy(attempts=2, initial_delay=0.0, timeout=10.0, cooldown=0.0)
 BASE = 1761984000.0  # the fixture's given turn times start at 2025-11-01 08:00 UTC
 AGENT_SYSTEM = "You are a careful warehouse assistant."  # as the script's agent
 
@@ -99,43 +95,6 @@ def of_kind(*kinds: str) -> list[str]:
 def scope(key: str) -> tuple[str, str]:
     entry = SESSIONS[key]
     return entry["namespace"], entry["session_id"]
-
-
-def data(value: Any) -> Any:
-    """Dataclasses, tuples and mappings as JSON data (as the script wrote them)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: data(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, dict):
-        return {str(k): data(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [data(v) for v in value]
-    return value
-
-
-def stored_turn(s: Any) -> dict[str, Any]:
-    return {
-        "id": s.turn.id,
-        "role": s.turn.role,
-        "text": s.turn.text,
-        "payload": s.turn.payload(),
-        "created_at": s.turn.created_at,
-        "seq": s.seq,
-        "tokens": s.tokens,
-        "encoding": s.encoding,
-        "folded_in": s.folded_in,
-    }
-
-
-def renumbered(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """0.2.0's turns (as it read them, oldest first) with this release's order keys: 1..n."""
-    old = [t["seq"] for t in turns]
-    assert old == sorted(old), "0.2.0 read its turns in order-key order"
-    return [{**t, "seq": n} for n, t in enumerate(turns, start=1)]
-
-
-def new_last_seq(old: int, turns: list[dict[str, Any]]) -> int:
-    """An old ``last_seq`` in the new numbering: the seq of the last turn at or before it."""
-    return bisect_right([t["seq"] for t in turns], old) if old else 0
 
 
 def summaries_now(key: str) -> list[dict[str, Any]]:
@@ -345,7 +304,7 @@ def test_recursive_engines_read_the_same_without_a_model_call(old_store, key):
         namespace=namespace,
         model=refuse,
         embedder=refuse,
-        retry=FAST,
+        retry=FAST_RETRY,
         **expected["config"],
     )
     context = memory.context()
@@ -375,7 +334,7 @@ def test_higmem_events_and_turn_nodes_read_the_same_without_a_model_call(old_sto
         namespace=namespace,
         model=refuse,
         embedder=refuse,
-        retry=FAST,
+        retry=FAST_RETRY,
         **expected["config"],
     )
     assert data(memory.events()) == expected["events"]
@@ -442,7 +401,7 @@ def test_a_dry_run_lists_every_session_and_changes_nothing(store_path):
 
 
 def test_lrm_migrate_dry_run_says_what_would_move_and_the_listings_follow(store_path):
-    runner, path = CliRunner(env={"COLUMNS": "200"}), str(store_path)
+    runner, path = cli_runner(), str(store_path)
     dry = runner.invoke(app, ["--path", path, "migrate", "--dry-run"])
     assert dry.exit_code == 0, dry.output
     for key, entry in SESSIONS.items():
@@ -451,7 +410,12 @@ def test_lrm_migrate_dry_run_says_what_would_move_and_the_listings_follow(store_
         assert line in dry.output
     assert "rename" not in dry.output.lower()  # 0.2.0 named its vector collections so
     assert fresh(store_path, migrate=False).sessions() == []  # nothing moved
-    listed = runner.invoke(app, ["--path", path, "sessions"])  # opening moves them
+    refused = runner.invoke(app, ["--path", path, "sessions"])  # a read moves nothing
+    assert refused.exit_code == 1 and "lrm migrate" in refused.output, refused.output
+    assert fresh(store_path, migrate=False).sessions() == []
+    moved = runner.invoke(app, ["--path", path, "migrate"])
+    assert moved.exit_code == 0, moved.output
+    listed = runner.invoke(app, ["--path", path, "sessions"])
     assert listed.exit_code == 0, listed.output
     for entry in SESSIONS.values():
         assert entry["session_id"] in listed.output
@@ -600,7 +564,7 @@ def assert_a_fresh_memory_reads_the_same(path: Path, memory: Any, key: str) -> N
         store=fresh(path),
         namespace=namespace,
         model=refuse,
-        retry=FAST,
+        retry=FAST_RETRY,
         **SESSIONS[key]["config"],
     )
     mine, theirs = memory.context(), other.context()
@@ -630,7 +594,7 @@ def test_a_recursive_session_folds_new_versions_after_the_old_ones(store_path):
         "recursive",
         store=store,
         model=KeywordSummarizer(max_words=40),
-        retry=FAST,
+        retry=FAST_RETRY,
         **SESSIONS[key]["config"],
     )
     for turn in new_turns("up", 12, "After the upgrade, note {i}: Toledo costs 7{i} euros."):
@@ -666,7 +630,7 @@ def test_a_hybrid_session_updates_an_old_fact(store_path):
         store=store,
         model=FactModel(),
         embedder=BagOfWordsEmbedder(dim=16),
-        retry=FAST,
+        retry=FAST_RETRY,
         **SESSIONS[key]["config"],
     )
     memory.add(Turn(role="user", text="Update: my home city is Stavanger now.", id="up-city"))
@@ -695,7 +659,7 @@ def test_a_new_session_of_a_user_sees_the_users_facts(store_path):
         "ada-later",
         store=store,
         model=FactModel(),
-        retry=FAST,
+        retry=FAST_RETRY,
         user_id="ada",
         recall_scope="user",
         max_tokens=500,
@@ -746,7 +710,7 @@ def test_higmem_indexes_new_turns(store_path, key):
         namespace=namespace,
         model=HiGMemModel() if llm else None,
         embedder=BagOfWordsEmbedder(dim=16) if llm else None,
-        retry=FAST,
+        retry=FAST_RETRY,
         **expected["config"],
     )
     text = "Jon hired dance teacher number {i} for the studio." if llm else "Puppy day {i}."
@@ -779,7 +743,7 @@ def test_the_waiting_higmem_turns_are_indexed_at_the_first_read(store_path):
     session = store.session("default", "higmem-waiting")
     assert session.nodes.turn_nodes() == [] and session.nodes.events() == []
     assert session.head().indexed == 0  # they still wait, as in 0.2.0
-    memory = HiGMem("higmem-waiting", store=store, retry=FAST)
+    memory = HiGMem("higmem-waiting", store=store, retry=FAST_RETRY)
     events = memory.events()  # without a model, a read indexes what waits first
     nodes = memory.turn_nodes()
     assert [n.turn_id for n in nodes] == [f"hw-{i}" for i in range(5)]
@@ -818,7 +782,11 @@ def test_the_agent_thread_continues_through_the_middleware(store_path):
     model = ScriptedAgentModel(messages=iter(script))
     model.requests.clear()
     middleware = RecursiveMemoryMiddleware(
-        store=store, llm=FactModel(), extract_facts=True, retry=FAST, **SESSIONS[key]["config"]
+        store=store,
+        llm=FactModel(),
+        extract_facts=True,
+        retry=FAST_RETRY,
+        **SESSIONS[key]["config"],
     )
     agent = create_agent(
         model,

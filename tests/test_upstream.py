@@ -24,8 +24,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 UPSTREAM = Path(os.environ.get("LRM_UPSTREAM_DIR", ROOT / ".ci" / "upstream" / "langchain-core"))
 TESTS = [
     "tests/unit_tests/chat_history/test_chat_history.py",

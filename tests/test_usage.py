@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from conftest import FAST
 from fakes import FailingModel, HiGMemModel, KeywordSummarizer
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
@@ -16,13 +17,10 @@ from langchain_recursive_memory.core import (
     HiGMem,
     MemoryStore,
     RecursiveMemory,
-    RetryPolicy,
     TokenCounter,
     Turn,
 )
 from langchain_recursive_memory.core.usage import ModelText
-
-FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
 
 
 def chat(memory, n: int) -> None:

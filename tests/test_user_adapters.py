@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from conftest import FAST
 from fakes import FactModel, KeywordSummarizer
 from langchain.agents import create_agent
 from langchain_core.language_models import GenericFakeChatModel
@@ -18,12 +19,11 @@ from langchain_recursive_memory import (
     RecursiveMemoryRetriever,
     RecursiveSummaryChatMessageHistory,
 )
-from langchain_recursive_memory.core import HiGMem, RecursiveMemory, RetryPolicy, Turn
+from langchain_recursive_memory.core import HiGMem, RecursiveMemory, Turn
 from langchain_recursive_memory.middleware import RecursiveMemoryMiddleware
 from llamaindex_higmem import HiGMemMemoryBlock, RecursiveSummaryMemory
 from llamaindex_higmem import HiGMemRetriever as LlamaHiGMemRetriever
 
-FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
 FILLER = [f"Small talk number {i} about the weather." for i in range(30)]
 
 

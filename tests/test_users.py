@@ -10,7 +10,7 @@ import time
 from dataclasses import replace
 
 import pytest
-from conftest import chroma_records, database_rows, fact_record_id
+from conftest import FAST, chroma_records, database_rows, fact_record_id
 from fakes import BagOfWordsEmbedder, FactModel, KeywordSummarizer
 
 from langchain_recursive_memory.core import (
@@ -20,7 +20,6 @@ from langchain_recursive_memory.core import (
     InvalidInputError,
     MemoryStore,
     RecursiveMemory,
-    RetryPolicy,
     Turn,
 )
 from langchain_recursive_memory.core.retrieval.ranking import (
@@ -32,7 +31,6 @@ from langchain_recursive_memory.core.retrieval.ranking import (
 )
 from langchain_recursive_memory.core.storage.keys import session_key, user_key
 
-FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
 DAY = 86400.0
 
 

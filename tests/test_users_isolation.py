@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 
+from conftest import FAST
 from fakes import FactModel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_users import chat
 
-from langchain_recursive_memory.core import HiGMem, HybridMemory, MemoryStore, RetryPolicy, Turn
+from langchain_recursive_memory.core import HiGMem, HybridMemory, MemoryStore, Turn
 
-FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
 SETTINGS = settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -7,20 +7,17 @@ windows lazily at recall (116 ms per question).
 
 from __future__ import annotations
 
-from conftest import stored_vectors
+from conftest import FAST, stored_vectors
 from fakes import BagOfWordsEmbedder, KeywordSummarizer
 
 from langchain_recursive_memory.core import (
     HiGMem,
     HybridMemory,
     MemoryStore,
-    RetryPolicy,
     Turn,
 )
 from langchain_recursive_memory.core.retrieval.ranking import RankedTurn, RankerParams, TurnRanker
 from langchain_recursive_memory.core.storage.keys import window_kind
-
-FAST = RetryPolicy(attempts=1, timeout=5.0, cooldown=0.0)
 
 
 class CountingEmbedder(BagOfWordsEmbedder):
