@@ -308,3 +308,15 @@ def test_recall_never_returns_reasoning(tmp_path):
     result = lrm(store, "recall", "s", "the photo the weather in Lima", "--max-tokens", "200")
     assert result.exit_code == 0, result.output
     assert "coast" not in result.output
+
+
+def test_the_read_only_commands_take_a_relative_path(tmp_path, monkeypatch):
+    # `lrm --path ./memory show s` raised "relative path can't be expressed as a file URI"
+    # (the check for a log still to move opened Chroma's file by URI).
+    monkeypatch.chdir(tmp_path)
+    chat = write_jsonl(tmp_path / "chat.jsonl", [{"role": "user", "content": "hello there"}])
+    assert lrm(Path("memory"), "ingest", str(chat), "--session", "s").exit_code == 0
+    for args in (["show", "s"], ["sessions"], ["recall", "s", "hello"], ["users"]):
+        result = lrm(Path("./memory"), *args)
+        assert result.exit_code == 0, result.output
+    assert "hello there" in lrm(Path("./memory"), "show", "s").output

@@ -70,8 +70,9 @@ _UNIT_SECONDS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 6
 app = typer.Typer(
     name="lrm",
     help=(
-        "Long-term conversation memory on Chroma: ingest transcripts, inspect the summary, "
-        "window and facts, recall memories, manage sessions. Offline demo: `lrm demo`."
+        "Long-term conversation memory (the log in a database, facts and vectors in Chroma): "
+        "ingest transcripts, inspect the summary, window and facts, recall memories, manage "
+        "sessions and users. Offline demo: `lrm demo`."
     ),
     cls=LrmGroup,
     no_args_is_help=True,
@@ -322,7 +323,7 @@ def _legacy_log_in_file(path: Path, prefix: str) -> bool | None:
         return False
     log = collection_name(prefix, "turns")
     try:
-        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         try:
             names = {r[0] for r in conn.execute("SELECT name FROM collections")}
             schemas = conn.execute(
@@ -513,7 +514,7 @@ def _require_session(
 # -- global options ---------------------------------------------------------------------------
 
 _PATH_HELP = (
-    "Embedded Chroma store directory [default: $LANGCHAIN_RECURSIVE_MEMORY_PATH "
+    "The store's folder: its SQLite log and embedded Chroma [default: $LANGCHAIN_RECURSIVE_MEMORY_PATH "
     "or ~/.local/share/langchain-recursive-memory/chroma]"
 )
 _NAMESPACE_HELP = (
@@ -556,7 +557,7 @@ def _global_options(
     database: _DatabaseOption = None,
     verbose: _VerboseOption = False,
 ) -> None:
-    """Long-term conversation memory on Chroma (no LLM needed to try it: `lrm demo`)."""
+    """Long-term conversation memory (no LLM needed to try it: `lrm demo`)."""
     if path is not None and (host is not None or port is not None):
         raise typer.BadParameter(
             "give either --path (embedded store) or --host/--port (server), not both",
