@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from .middleware import RecursiveMemoryMiddleware
     from .retrievers import HiGMemRetriever, RecursiveMemoryRetriever
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 _LAZY = {
     "LangChainTextModel": ".language_models",

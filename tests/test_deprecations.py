@@ -81,11 +81,11 @@ def _breaks(reason: str, *paths: str) -> dict[str, str]:
 
 _SESSION_STATE = (
     "SessionState reads the session's head from the database: SessionState.head (a "
-    "SessionHead) replaces the Chroma stamp and summary versions (CHANGELOG Unreleased, "
+    "SessionHead) replaces the Chroma stamp and summary versions (CHANGELOG 0.3.0, "
     "Changed); repair_ids keeps its place (always empty until 0.4.0)"
 )
 _CHROMA_LOG = (
-    "the log moved from Chroma into a database (CHANGELOG Unreleased, Changed): 0.2.0's "
+    "the log moved from Chroma into a database (CHANGELOG 0.3.0, Changed): 0.2.0's "
     "storage internals for it (Chroma record ids and filters, the chains of stamps and "
     "index links, one repository per collection, open-turn flags) are gone; applications "
     "use MemoryStore and store.session(ns, sid)"
@@ -99,15 +99,15 @@ _SESSION_STORE = (
 _VIEWS = (
     "a process's views of a session (turn index, HiGMem state, archive, user pool) catch "
     "up with seq > last seen from the database's head instead of following Chroma's "
-    "chains and stamps (CHANGELOG Unreleased, Changed; internal)"
+    "chains and stamps (CHANGELOG 0.3.0, Changed; internal)"
 )
 _PARTS = (
-    "MemoryStore's parts (store.parts, StoreParts) are gone (CHANGELOG Unreleased, "
+    "MemoryStore's parts (store.parts, StoreParts) are gone (CHANGELOG 0.3.0, "
     "Removed); what the store's parts share is internal (core.storage.parts)"
 )
 
 _OPTIONS_MODEL = (
-    "one options model (CHANGELOG Unreleased, Changed): MemoryOptions is a frozen pydantic "
+    "one options model (CHANGELOG 0.3.0, Changed): MemoryOptions is a frozen pydantic "
     "model (keyword arguments only; RecursiveMemory(options=...) takes it whole, so "
     "engine_options is gone), and OPTIONS/Option/OptionTable are derived from its fields "
     "(Option(name, annotation, rule, description); the rule holds layer, choices, aliases "
@@ -237,7 +237,7 @@ KNOWN_BREAKS: dict[str, str] = {
 KNOWN_CALL_BREAKS = {
     f"{CORE}.MemoryStore.http": (
         "MemoryStore.http(host, port) needs database=URL, the database its workers share: "
-        "a Chroma server alone holds only the facts and vectors now (CHANGELOG Unreleased, "
+        "a Chroma server alone holds only the facts and vectors now (CHANGELOG 0.3.0, "
         "Changed)"
     ),
 }
