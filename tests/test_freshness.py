@@ -123,7 +123,7 @@ def test_a_higmem_user_scope_reads_a_folded_hybrid_session_of_the_user_whole(sto
 
 
 def per_request_read(path: str, sid: str, i: int, requests_of: Any) -> Any:
-    """A new store and memory for one exchange (the README's ``path=`` pattern)."""
+    """A new store and memory for one exchange (the docs' ``path=`` pattern)."""
     memory = HybridMemory(sid, path=path, retry=FAST, max_tokens=400)
     seen = requests_of(memory.store)
     memory.add(small_talk(2, T0 + i * 600, f"topic {i}"))

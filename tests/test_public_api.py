@@ -133,7 +133,7 @@ def test_the_engines_hand_out_their_documented_types(store):
     for i in range(30):
         memory.add([Turn(role="user", text=f"Message {i} about the orchard and its pears.")])
     assert memory.get_summary() is not None
-    assert isinstance(memory.session, SessionRef)  # README: an engine's session in its store
+    assert isinstance(memory.session, SessionRef)  # docs/how-it-works.md, Names
     graph = HiGMem("names-hg", store=store)
     graph.add([Turn(role="user", text="Ada booked the Lisbon trip.")])
     graph.flush()

@@ -1,6 +1,7 @@
-"""README's Architecture map names every module of the library, in its own package.
+"""The module map names every module of the library, in its own package.
 
-The map is the code block of the "Architecture" section: a line whose first word ends
+The map is the first code block of the "Architecture" section of ``docs/how-it-works.md``
+(the README links there; it kept the map until the docs site): a line whose first word ends
 with ``/`` opens a package (nested by indentation), and each ``name.py`` on the lines
 indented under it names a module of that package. A new module, a move or a rename that
 the map does not follow fails here.
@@ -12,11 +13,15 @@ import re
 
 from conftest import LIBRARY, ROOT
 
+MAP_PAGE = ROOT / "docs" / "how-it-works.md"
+
 
 def _map_block() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = MAP_PAGE.read_text(encoding="utf-8")
     section = text.split("\n## Architecture\n", 1)[1].split("\n## ", 1)[0]
-    return section.split("```\n", 2)[1].splitlines()
+    block = re.search(r"^```[\w-]*\n(.*?)^```$", section, re.S | re.M)
+    assert block, f"no code block in the Architecture section of {MAP_PAGE.name}"
+    return block.group(1).splitlines()
 
 
 def named_modules(lines: list[str]) -> set[str]:
@@ -78,9 +83,9 @@ def test_the_parser_reads_packages_and_continuation_lines() -> None:
 def test_the_map_names_every_module_in_its_package() -> None:
     named = named_modules(_map_block())
     missing = sorted(_required() - named)
-    assert not missing, f"modules the README map does not name: {missing}"
+    assert not missing, f"modules the map ({MAP_PAGE.name}) does not name: {missing}"
 
 
 def test_the_map_names_no_module_that_does_not_exist() -> None:
     stale = sorted(named_modules(_map_block()) - library_modules())
-    assert not stale, f"the README map names modules that do not exist: {stale}"
+    assert not stale, f"the map ({MAP_PAGE.name}) names modules that do not exist: {stale}"

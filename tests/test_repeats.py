@@ -4,7 +4,7 @@ The story of the issue: a user says their locker code once, early, then chats ab
 other things and asks "What is my locker code?" again every few hundred exchanges. Ranked
 by relevance alone, the earlier copies of the question fill the retriever's top k (they
 match the question word for word) and the turn that answered falls out of it. Here the
-story runs through the application paths the README shows: LCEL with
+story runs through the application paths the docs show: LCEL with
 ``RunnableWithMessageHistory`` and ``RecursiveMemoryRetriever`` (hybrid), and LlamaIndex's
 ``RetrieverQueryEngine`` over ``llamaindex_higmem.HiGMemRetriever``, each with a scripted
 model, at a few hundred exchanges.

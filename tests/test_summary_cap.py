@@ -1,7 +1,8 @@
-"""One rule for the summary cap, as the README states it (issue 22, item 6).
+"""One rule for the summary cap, as the docs state it (issue 22, item 6).
 
-README: ``max_summary_tokens`` defaults to 300, or a quarter of a ``max_tokens`` under
-1,200 (at least 16); an explicit value wins. Every engine and adapter follows it.
+docs/how-it-works.md: ``max_summary_tokens`` defaults to 300, or a quarter of a
+``max_tokens`` under 1,200 (at least 16); an explicit value wins. Every engine and adapter
+follows it.
 """
 
 from __future__ import annotations

@@ -816,7 +816,7 @@ def test_two_old_sessions_join_a_user_and_their_facts_merge(store_path):
         memory.add(Turn(role="user", text="Hello again.", id=f"up-hello-{sid}"))
     assert [u.user_id for u in store.users()] == ["ada"]
     assert [s.session_id for s in store.user_sessions("default", "ada")] == list(memories)
-    # Their 0.1.0 facts stay the sessions' own until a rebuild (README: "Users").
+    # Their 0.1.0 facts stay the sessions' own until a rebuild (docs/users.md).
     assert store.user_facts("default", "ada") == []
     result = memories["hybrid-ada-1"].rebuild("user")
     assert result.sessions == ("hybrid-ada-1", "hybrid-ada-2")
