@@ -514,8 +514,8 @@ def _require_session(
 # -- global options ---------------------------------------------------------------------------
 
 _PATH_HELP = (
-    "The store's folder: its SQLite log and embedded Chroma [default: $LANGCHAIN_RECURSIVE_MEMORY_PATH "
-    "or ~/.local/share/langchain-recursive-memory/chroma]"
+    "The store's folder (its SQLite log, embedded Chroma) [default: "
+    "$LANGCHAIN_RECURSIVE_MEMORY_PATH or ~/.local/share/langchain-recursive-memory/chroma]"
 )
 _NAMESPACE_HELP = (
     "Namespace (default 'default'); `sessions` and `expire` cover every "
