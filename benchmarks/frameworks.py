@@ -88,7 +88,7 @@ from _measure import child_json, rss_bytes
 
 AGENT_SYSTEMS = ("none", "summarization", "ours")
 CHECKPOINTERS = ("memory", "sqlite")
-MEMORY_SYSTEMS = ("memory", "higmem", "recursive", "hybrid")
+MEMORY_SYSTEMS = ("memory", "static", "higmem", "recursive", "hybrid")
 BLOCKS = {
     "higmem": "HiGMemMemoryBlock",
     "recursive": "RecursiveSummaryMemoryBlock",
@@ -97,6 +97,9 @@ BLOCKS = {
 PARTS = ("agent", "memory")
 BASE_AGENT = "summarization"
 BASE_MEMORY = "memory"
+# LlamaIndex's own simplest block: what any block costs Memory (its get formats the blocks'
+# text through a Jinja template, compiled at every call), the floor for ours.
+STATIC_MEMORY = "static"
 MAX_TOKENS = 2000
 KEEP_MESSAGES = 16
 SUMMARY_CHARS = 1200  # the fake summary: about 300 tokens, our max_summary_tokens default
@@ -535,7 +538,12 @@ def open_memory(kind: str, folder: Path, store_kind: str) -> tuple[Any, dict[str
     folder.mkdir(parents=True, exist_ok=True)
     blocks: list[Any] = []
     described: dict[str, Any] = {"memory_blocks": []}
-    if kind != BASE_MEMORY:
+    if kind == STATIC_MEMORY:
+        from llama_index.core.memory import StaticMemoryBlock
+
+        blocks.append(StaticMemoryBlock(static_content="The user is Ada; she lives in Oslo."))
+        described["memory_blocks"].append({"class": "llama_index.core.memory.StaticMemoryBlock"})
+    elif kind != BASE_MEMORY:
         from langchain_recursive_memory.core import MemoryStore
 
         cls = block_class(kind)
@@ -780,6 +788,7 @@ def report_agent(agent: dict[str, Any], label: str) -> None:
 
 def report_memory(memory: dict[str, Any], label: str) -> None:
     base = memory["systems"].get(BASE_MEMORY)
+    static = memory["systems"].get(STATIC_MEMORY)
     print_table(
         f"LlamaIndex Memory: ms per exchange (put_messages + get); label {label}",
         [
@@ -795,6 +804,7 @@ def report_memory(memory: dict[str, Any], label: str) -> None:
             "/Memory p50",
             "/Memory mean",
             "/Memory blk",
+            "/Static p50",
         ],
         [
             [
@@ -810,6 +820,7 @@ def report_memory(memory: dict[str, Any], label: str) -> None:
                 _fmt(_ratio(row["p50_ms"], base and base["p50_ms"])),
                 _fmt(_ratio(row["mean_ms"], base and base["mean_ms"])),
                 _fmt(block_ratio(row, base)),
+                _fmt(_ratio(row["p50_ms"], static and static["p50_ms"])),
             ]
             for k, row in memory["systems"].items()
         ],

@@ -25,6 +25,7 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 __all__ = [
@@ -41,6 +42,23 @@ DEFAULT_SESSION_GAP = 1800.0
 """Seconds of silence that start a new segment (a conversation session)."""
 DEFAULT_MAX_EVENT_TURNS = 40
 """Longest segment; a longer session is split (LoCoMo sessions have 16-30 turns)."""
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    """A list of strings stored as JSON text (absent or ``"[]"``: empty)."""
+    if value is None or value == "[]":
+        return ()
+    return tuple(json.loads(str(value)))
+
+
+@lru_cache(maxsize=4096)
+def _shared_strings(text: str) -> tuple[str, ...]:
+    """:func:`_strings` of a list that many records repeat (tags, a turn's events).
+
+    A fresh process reads every node of a session: decoding each repeated list once makes
+    the nodes of a 10,000-turn session about twice as fast to read.
+    """
+    return _strings(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,10 +132,10 @@ class Event:
                 EventFact(str(f["fact"]), f.get("turn_id"), str(f.get("time", "")))
                 for f in json.loads(str(meta.get("facts", "[]")))
             ),
-            entities=tuple(json.loads(str(meta.get("entities", "[]")))),
-            keywords=tuple(json.loads(str(meta.get("keywords", "[]")))),
-            tags=tuple(json.loads(str(meta.get("tags", "[]")))),
-            turn_ids=tuple(json.loads(str(meta.get("turn_ids", "[]")))),
+            entities=_strings(meta.get("entities")),
+            keywords=_strings(meta.get("keywords")),
+            tags=_shared_strings(str(meta.get("tags", "[]"))),
+            turn_ids=_strings(meta.get("turn_ids")),
             method=str(meta.get("method", "llm")),
             created_at=float(meta.get("created", 0.0)),
             updated_at=float(meta.get("updated", 0.0)),
@@ -174,10 +192,10 @@ class TurnNode:
             speaker=str(meta.get("speaker", "")),
             timestamp=float(ts) if ts is not None else None,
             segment=str(meta.get("segment", "")),
-            keywords=tuple(json.loads(str(meta.get("keywords", "[]")))),
-            tags=tuple(json.loads(str(meta.get("tags", "[]")))),
+            keywords=_strings(meta.get("keywords")),
+            tags=_shared_strings(str(meta.get("tags", "[]"))),
             context=context,
-            event_ids=tuple(json.loads(str(meta.get("events", "[]")))),
+            event_ids=_shared_strings(str(meta.get("events", "[]"))),
             method=str(meta.get("method", "heuristic")),
         )
 

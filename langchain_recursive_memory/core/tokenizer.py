@@ -29,7 +29,7 @@ Example:
 
 from __future__ import annotations
 
-import base64
+import binascii
 import gzip
 import hashlib
 import json
@@ -159,8 +159,11 @@ def _load(name: str) -> tiktoken.Encoding:
         raise TokenizerError(f"cannot read the bundled {name} encoding file: {exc}") from exc
     if hashlib.sha256(raw).hexdigest() != spec["sha256"]:  # pragma: no cover - corrupted
         raise TokenizerError(f"the bundled {name} encoding file does not match its hash")
+    # binascii's decoder directly: base64.b64decode's wrapper doubles the time of loading
+    # o200k_base's 200,000 ranks (a fresh process's first count).
+    decode = binascii.a2b_base64
     ranks = {
-        base64.b64decode(token): int(rank)
+        decode(token): int(rank)
         for token, rank in (line.split() for line in raw.splitlines() if line)
     }
     return tiktoken.Encoding(
