@@ -11,7 +11,6 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +24,6 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import (
     AIMessage,
     BaseMessage,
-    RemoveMessage,
-    SystemMessage,
 )
 from langchain_core.runnables.config import ensure_config
 from langgraph.runtime import Runtime
@@ -37,10 +34,9 @@ from ..core.config import MIN_WINDOW_TOKENS
 from ..core.errors import ConfigurationError, StoreError
 from ..core.options import OPTIONS, PYTHON
 from ..core.recursive import Context, RecursiveMemory
-from ..core.storage import DEFAULT_NAMESPACE, MemoryStore, StoredTurn, validate_session
-from ..core.turn import Turn
+from ..core.storage import DEFAULT_NAMESPACE, MemoryStore, validate_session
 from ..language_models import resolve_text_model
-from ..messages import is_summary_message, message_to_turn, turn_to_message
+from ..messages import turn_to_message
 from .budget import reported_input_tokens, usage_correction
 from .sessions import (
     MemoryFactory,
@@ -52,6 +48,7 @@ from .sessions import (
     run_user,
     warn_store,
 )
+from .state import ThreadSession, may_trim, remember, to_store, trimmed, unknown
 from .view import (
     bounded_request,
     latest_question,
@@ -67,22 +64,6 @@ if TYPE_CHECKING:
 __all__ = ["RecursiveMemoryMiddleware"]
 
 logger = logging.getLogger("langchain_recursive_memory")
-
-
-@dataclass
-class _Session:
-    """A session's core memory, the message ids known to be in its log, and its requests.
-
-    ``correction``: tokens the thread's next request leaves free, from the provider's
-    reported usage (:func:`~.budget.usage_correction`); ``warned``: whether a message
-    sent cut was already reported at WARNING in this thread.
-    """
-
-    memory: RecursiveMemory
-    user_id: str | None = None
-    known: set[str] = field(default_factory=set)
-    correction: int = 0
-    warned: bool = False
 
 
 @OPTIONS.document(PYTHON)
@@ -217,7 +198,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                 "session_id", session_id, "must be a str, a function (config, runtime) or None"
             )
         self._lock = threading.Lock()
-        self._sessions: OrderedDict[str, _Session] = OrderedDict()
+        self._sessions: OrderedDict[str, ThreadSession] = OrderedDict()
         self._max_sessions = max_sessions
         self.count_system_and_tools = count_system_and_tools
         self.trim_state = trim_state
@@ -268,11 +249,11 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             return str(value)
         raise ConfigurationError.for_value(what, value, "must be a str")
 
-    def _run_session(self, runtime: Runtime[Any] | None) -> _Session:
+    def _run_session(self, runtime: Runtime[Any] | None) -> ThreadSession:
         """The session of the current run, with the run's user."""
         return self._session(self._resolve_session(runtime), run_user(self.user_id, runtime))
 
-    def _session(self, session_id: str, user_id: str | None = None) -> _Session:
+    def _session(self, session_id: str, user_id: str | None = None) -> ThreadSession:
         with self._lock:
             session = self._sessions.pop(session_id, None)
             if session is not None and user_id is not None and session.user_id != user_id:
@@ -291,7 +272,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                         f"for {session_id!r}",
                     )
                 check_role(memory)
-                session = _Session(memory, user_id)
+                session = ThreadSession(memory, user_id)
             self._sessions[session_id] = session
             while len(self._sessions) > self._max_sessions:
                 self._sessions.popitem(last=False)
@@ -328,70 +309,39 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     # -- storing ----------------------------------------------------------------------------
 
-    @staticmethod
-    def _unknown(session: _Session, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-        """The messages whose ids are not known to be logged (ids given where missing)."""
-        out: list[BaseMessage] = []
-        seen: set[str] = set()
-        for message in messages:
-            if is_summary_message(message):
-                continue
-            if not message.id:
-                message.id = str(uuid.uuid4())
-            if message.id in session.known or message.id in seen:
-                continue
-            seen.add(message.id)
-            out.append(message)
-        return out
-
-    @staticmethod
-    def _to_store(
-        session: _Session, unknown: list[BaseMessage], present: list[StoredTurn]
-    ) -> list[Turn]:
-        logged = {s.id for s in present}
-        session.known.update(logged)
-        return [message_to_turn(m) for m in unknown if m.id not in logged]
-
-    @staticmethod
-    def _remember(session: _Session, messages: Sequence[BaseMessage]) -> None:
-        # Only the ids of the current state are worth remembering: older ones never come
-        # back, and a cold cache costs one read by ids. (A message another process logged
-        # meanwhile is added again: the log keeps its first record.)
-        session.known = {m.id for m in messages if m.id}
-
-    def _store(self, session: _Session, messages: Sequence[BaseMessage], reserve: int = 0) -> None:
-        unknown = self._unknown(session, messages)
-        if unknown:
+    def _store(
+        self, session: ThreadSession, messages: Sequence[BaseMessage], reserve: int = 0
+    ) -> None:
+        new = unknown(session, messages)
+        if new:
             memory = session.memory
             present = []
             if not session.known:  # a thread this process has not seen: what is logged?
-                present = memory.session.records.turns.by_ids([m.id for m in unknown if m.id])
-            turns = self._to_store(session, unknown, present)
+                present = memory.session.records.turns.by_ids([m.id for m in new if m.id])
+            turns = to_store(session, new, present)
             if turns:
                 memory.add(turns, reserve=reserve)
-        self._remember(session, messages)
+        remember(session, messages)
 
     async def _astore(
-        self, session: _Session, messages: Sequence[BaseMessage], reserve: int = 0
+        self, session: ThreadSession, messages: Sequence[BaseMessage], reserve: int = 0
     ) -> None:
-        unknown = self._unknown(session, messages)
-        if unknown:
+        new = unknown(session, messages)
+        if new:
             memory = session.memory
             present = []
             if not session.known:  # a thread this process has not seen: what is logged?
                 present = await asyncio.to_thread(
-                    memory.session.records.turns.by_ids, [m.id for m in unknown if m.id]
+                    memory.session.records.turns.by_ids, [m.id for m in new if m.id]
                 )
-            turns = self._to_store(session, unknown, present)
+            turns = to_store(session, new, present)
             if turns:
                 await memory.aadd(turns, reserve=reserve)
-        self._remember(session, messages)
-
-    # -- the view ---------------------------------------------------------------------------
+        remember(session, messages)
 
     # -- hooks ------------------------------------------------------------------------------
 
-    def _reserve(self, request: ModelRequest[Any], session: _Session) -> tuple[int, int]:
+    def _reserve(self, request: ModelRequest[Any], session: ThreadSession) -> tuple[int, int]:
         """Tokens of ``max_tokens`` the request's system prompt and tools take (0 when off).
 
         Returns:
@@ -414,14 +364,14 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             )
         return overhead, overhead + min(session.correction, room - MIN_WINDOW_TOKENS)
 
-    def _prepare(self, request: ModelRequest[Any]) -> tuple[_Session, int, int]:
+    def _prepare(self, request: ModelRequest[Any]) -> tuple[ThreadSession, int, int]:
         """The run's session, and the tokens the request's prompt and tools take (reserve)."""
         session = self._run_session(request.runtime)
         return session, *self._reserve(request, session)
 
     def _view(
         self,
-        session: _Session,
+        session: ThreadSession,
         request: ModelRequest[Any],
         context: Context | None,
         reserve: int,
@@ -444,7 +394,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             )
         return bounded, context.tokens
 
-    def _learn(self, session: _Session, estimate: int, response: Any) -> None:
+    def _learn(self, session: ThreadSession, estimate: int, response: Any) -> None:
         """Correct the thread's next request by the provider's reported ``input_tokens``."""
         reported = reported_input_tokens(response)
         if reported is None or not self.count_system_and_tools:
@@ -511,10 +461,10 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         messages = state_messages(state)
         try:
             self._store(session, messages)
-            if not self._may_trim(session, messages):
+            if not (self.trim_state and may_trim(session, messages)):
                 return None
             unfolded = session.memory.session.records.turns.unfolded_ids()
-            return self._trimmed(session, messages, unfolded)
+            return trimmed(session, messages, unfolded)
         except StoreError as exc:
             warn_store(session.memory, exc)
         return None
@@ -527,44 +477,11 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         messages = state_messages(state)
         try:
             await self._astore(session, messages)
-            if not self._may_trim(session, messages):
+            if not (self.trim_state and may_trim(session, messages)):
                 return None
             turns = session.memory.session.records.turns
             unfolded = await asyncio.to_thread(turns.unfolded_ids)
-            return self._trimmed(session, messages, unfolded)
+            return trimmed(session, messages, unfolded)
         except StoreError as exc:
             warn_store(session.memory, exc)
         return None
-
-    def _may_trim(self, session: _Session, messages: Sequence[BaseMessage]) -> bool:
-        """Whether the state may hold folded messages (no I/O; a read when unsure)."""
-        if not self.trim_state:
-            return False
-        window = session.memory.window_messages
-        held = sum(1 for m in messages if not isinstance(m, SystemMessage))
-        return window is None or held > window
-
-    @staticmethod
-    def _trimmed(
-        session: _Session, messages: Sequence[BaseMessage], unfolded: set[str]
-    ) -> dict[str, Any] | None:
-        """The state update that removes the logged messages the memory has folded.
-
-        What stays is the memory's window (the unfolded messages): what the model still
-        needs verbatim, and the state's system messages (instructions the agent's system
-        prompt is sent with at every call). A fold never parts a tool call from its
-        results, so neither does this. Only messages known to be in the log go
-        (``session.known``).
-        """
-        gone = [
-            m.id
-            for m in messages
-            if m.id in session.known and m.id not in unfolded and not isinstance(m, SystemMessage)
-        ]
-        if not gone:
-            return None
-        session.known.difference_update(gone)
-        return {"messages": [RemoveMessage(id=mid) for mid in gone if mid]}
-
-
-# -- helpers (pure) ---------------------------------------------------------------------------
