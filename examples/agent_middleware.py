@@ -54,7 +54,7 @@ def measure(request, handler):  # inside the memory: sees exactly what the model
 
 
 memory = RecursiveMemoryMiddleware(  # session = the LangGraph thread_id
-    path=tempfile.mkdtemp(),  # where Chroma persists; omit it to use the default location
+    path=tempfile.mkdtemp(),  # the store's folder; omit it for the default location
     max_tokens=600,  # summary + recent messages sent on each model call
     max_summary_tokens=150,
 )
@@ -67,16 +67,18 @@ agent = create_agent(
 )
 
 config = {"configurable": {"thread_id": "trip-42"}}
-print("turn | messages in the thread | tokens sent to the model (budget 600)")
+print("turn | messages in the thread's state | tokens of the messages sent (budget 600)")
 for turn, city in enumerate(CITIES, start=1):
     state = agent.invoke({"messages": [("user", f"What's the weather in {city}?")]}, config)
     if turn % 4 == 0:
-        print(f"{turn:4} | {len(state['messages']):22} | {max(sent_tokens[-2:]):4}")
+        print(f"{turn:4} | {len(state['messages']):30} | {max(sent_tokens[-2:]):4}")
 
-full = counter.count_turns([message_to_turn(m) for m in state["messages"]])
-print(f"\nThe whole thread is {full} tokens; the model was never sent more than", end=" ")
-print(f"{max(sent_tokens)} (system prompt and tool schemas aside).")
+everything = memory.all_messages("trip-42")  # the state keeps the window; the log, all
+full = counter.count_turns([message_to_turn(m) for m in everything])
+print(f"\nThe whole thread is {len(everything)} messages, {full} tokens; the model was", end=" ")
+print(f"never sent messages of more than {max(sent_tokens)} tokens", end=" ")
+print("(max_tokens=600 holds them with the system prompt and the tool schemas).")
 print("Last answer:", state["messages"][-1].content)
 log = memory.get_memory("trip-42")
-print(f"Chroma log: {len(log.turns())} messages; summary version {log.get_summary().version}:")
+print(f"Log: {len(log.turns())} messages; summary version {log.get_summary().version}:")
 print(log.get_summary().text)

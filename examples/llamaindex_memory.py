@@ -78,7 +78,7 @@ class ScriptedSummarizer(CustomLLM):
         raise NotImplementedError
 
 
-path = tempfile.mkdtemp()  # where Chroma persists; omit it to use the default location
+path = tempfile.mkdtemp()  # the store's folder; omit it for the default location
 store = MemoryStore.persistent(path)  # one store for the application
 chat_llm, summarizer = ScriptedChat(), ScriptedSummarizer()
 settings = {"token_limit": 800, "max_summary_tokens": 150, "recall_tokens": 200}

@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default=os.environ.get("LRM_MODEL"), help="provider:model")
     parser.add_argument("--exchanges", type=int, default=150)
     parser.add_argument("--max-tokens", type=int, default=1500)
-    parser.add_argument("--path", help="Chroma directory (default: a temporary one)")
+    parser.add_argument("--path", help="the store's folder (default: a temporary one)")
     args = parser.parse_args(argv)
 
     console = Console(width=110)
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     else:
         console.print(f"[bold]Using {args.model}[/] for replies and for the summary.")
-    console.print(f"Chroma store: {path}\n")
+    console.print(f"Store: {path}\n")
 
     table = Table(title="Context handed to the model vs the full history")
     for col in (

@@ -1,7 +1,7 @@
 """``RecursiveSummaryChatMessageHistory``: a LangChain chat history within a token budget.
 
 A drop-in for ``InMemoryChatMessageHistory`` (for example inside
-``RunnableWithMessageHistory``): every message is stored durably in Chroma, and
+``RunnableWithMessageHistory``): every message is stored durably in the store's database, and
 ``messages`` returns the running summary first (one message, user role by default, never a
 system message in the middle of a prompt) followed by the recent messages verbatim, all
 within ``max_tokens``.
@@ -55,7 +55,7 @@ __all__ = ["RecursiveSummaryChatMessageHistory"]
 
 @OPTIONS.document(PYTHON)
 class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
-    """Chat message history with a running summary, persisted in Chroma.
+    """Chat message history with a running summary, persisted in the store's database.
 
     Args:
         session_id: The conversation's id.
@@ -67,7 +67,7 @@ class RecursiveSummaryChatMessageHistory(SummaryFacade, BaseChatMessageHistory):
         llm: The summarizer: a LangChain chat model or LLM (a cheaper one than the chat
             model is the usual choice), a ``"provider:model"`` string, a core
             ``TextModel``, or None for the no-LLM extractive summarizer.
-        path: Directory of the embedded Chroma store (default:
+        path: The store's folder, its SQLite log and embedded Chroma (default:
             ``$LANGCHAIN_RECURSIVE_MEMORY_PATH`` or
             ``~/.local/share/langchain-recursive-memory/chroma``).
         client: Any chromadb client (``PersistentClient``, ``HttpClient``...) instead of

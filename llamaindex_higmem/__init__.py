@@ -2,8 +2,8 @@
 
 :class:`RecursiveSummaryMemory` is a LlamaIndex ``BaseMemory``, a drop-in for
 ``ChatMemoryBuffer`` in chat engines and agents: every message is stored durably in
-Chroma, and the history handed to the model is a running summary followed by the recent
-messages, within a token budget however long the conversation gets (recursive
+the store's database, and the history handed to the model is a running summary followed
+by the recent messages, within a token budget however long the conversation gets (recursive
 summarization, arXiv 2308.15022). With ``extract_facts``/``embedder``/``recall_tokens``
 it becomes the hybrid memory: facts and archived messages relevant to the current
 question are recalled into the same budget.

@@ -2,8 +2,8 @@
 
 A drop-in for ``ChatMemoryBuffer`` in chat engines (``SimpleChatEngine``,
 ``ContextChatEngine``, ``CondensePlusContextChatEngine``...) and agents (``FunctionAgent``,
-``AgentWorkflow``): every message is stored durably in Chroma, and ``get()`` returns the
-running summary first (one message, user role by default, never a system message in the
+``AgentWorkflow``): every message is stored durably in the store's database, and ``get()``
+returns the running summary first (one message, user role by default, never a system message in the
 middle of a prompt) followed by the recent messages verbatim, all within ``token_limit``.
 
 Unlike ``ChatSummaryMemoryBuffer``, nothing is deleted: the summary is derived state, the
@@ -114,7 +114,7 @@ _SettingsMemory = create_model("_SettingsMemory", __base__=BaseMemory, **_settin
 
 
 class RecursiveSummaryMemory(SummaryFacade, _SettingsMemory):  # type: ignore[misc,valid-type]
-    """Chat memory with a running summary, persisted in Chroma.
+    """Chat memory with a running summary, persisted in the store's database.
 
     Build it with :meth:`from_defaults`. The public fields are read-only settings (they
     are what ``to_dict()`` records); the engine behind them is :attr:`memory`. Built from
@@ -153,7 +153,7 @@ class RecursiveSummaryMemory(SummaryFacade, _SettingsMemory):  # type: ignore[mi
     )
     path: str | None = Field(
         default=None,
-        description="Directory of the embedded Chroma store, when one was opened by path.",
+        description="The store's folder (SQLite log, embedded Chroma), when opened by path.",
         frozen=True,
     )
 
@@ -250,7 +250,7 @@ class RecursiveSummaryMemory(SummaryFacade, _SettingsMemory):  # type: ignore[mi
                 the usual choice), a core ``TextModel``, or None for the no-LLM
                 extractive summarizer.
             namespace: Isolates apps or tenants sharing a store (default ``"default"``).
-            path: Directory of the embedded Chroma store (default:
+            path: The store's folder, its SQLite log and embedded Chroma (default:
                 ``$LANGCHAIN_RECURSIVE_MEMORY_PATH`` or
                 ``~/.local/share/langchain-recursive-memory/chroma``).
             client: Any chromadb client (``PersistentClient``, ``HttpClient``...) instead

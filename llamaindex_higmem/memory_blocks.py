@@ -1,8 +1,8 @@
 """``HiGMemMemoryBlock``: HiGMem as a long-term block of LlamaIndex's ``Memory``.
 
 ``Memory`` keeps recent messages itself and flushes the oldest ones to its blocks. This
-block indexes what it is given in HiGMem (turn and event nodes, in Chroma) and, when the
-memory is read, returns the turns HiGMem retrieves for the latest user message.
+block indexes what it is given in HiGMem (turn and event nodes, in the store's database)
+and, when the memory is read, returns the turns HiGMem retrieves for the latest user message.
 
 Every read and write is scoped to the session: the block uses the ``session_id`` that
 ``Memory`` passes with each call (on ``aget``) and stamps on each flushed message (on
@@ -57,7 +57,7 @@ MAX_ENGINES = 256
 """How many sessions' HiGMem engines one block keeps (least recently used dropped).
 
 As the LangChain middleware's ``max_sessions``: an engine is a handle on the session's
-state in Chroma, cheap to build again when its session comes back."""
+state in the store, cheap to build again when its session comes back."""
 
 
 def _when(ts: float | None) -> str:

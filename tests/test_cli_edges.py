@@ -320,3 +320,20 @@ def test_the_read_only_commands_take_a_relative_path(tmp_path, monkeypatch):
         result = lrm(Path("./memory"), *args)
         assert result.exit_code == 0, result.output
     assert "hello there" in lrm(Path("./memory"), "show", "s").output
+
+
+def test_show_with_a_smaller_budget_derives_the_summary_cap_from_it(tmp_path):
+    # `lrm show s --max-tokens 400` on a session recorded with the default budget failed
+    # with "max_summary_tokens=300: too large", a value the user never gave: the recorded
+    # cap belongs to the recorded budget.
+    chat = write_jsonl(
+        tmp_path / "chat.jsonl",
+        [{"role": "user", "content": f"message {i} about the garden"} for i in range(8)],
+    )
+    store = tmp_path / "store"
+    assert lrm(store, "ingest", str(chat), "--session", "s").exit_code == 0
+    result = lrm(store, "show", "s", "--max-tokens", "400")
+    assert result.exit_code == 0, result.output
+    assert "/ 400" in result.output
+    given = lrm(store, "show", "s", "--max-tokens", "400", "--summary-tokens", "300")
+    assert given.exit_code != 0 and "300" in given.output

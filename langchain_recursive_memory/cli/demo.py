@@ -138,7 +138,8 @@ def _intro(exchanges: int, max_tokens: int, location: str) -> Panel:
         Text(
             f"{exchanges} scripted exchanges (Ada states names, numbers and dates in "
             "the first ones) go through a HybridMemory with "
-            f"max_tokens={max_tokens}, stored in Chroma at {location}.\n"
+            f"max_tokens={max_tokens}, stored at {location} "
+            "(the log in SQLite, the facts in Chroma).\n"
             "No model is called and no API key is needed: the assistant's replies are "
             "scripted, and the summaries are the no-LLM extractive ones (a rolling "
             "extract of the latest folded messages). Without a summarizer model no "

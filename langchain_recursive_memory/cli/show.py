@@ -76,13 +76,16 @@ def _session_memory(
     kind, made = _session_kind(store, settings, session, kind)
     kind = MemoryKind.recursive if kind is MemoryKind.higmem else kind
     budget = max_tokens or _int(made.get("max_tokens"))
+    # The recorded summary cap belongs to the recorded budget: a budget given without a
+    # cap derives its own.
+    recorded_cap = _int(made.get("max_summary_tokens")) if max_tokens is None else None
     memory = _make_memory(
         kind,
         session,
         store,
         settings.ns,
         max_tokens=budget,
-        summary_tokens=summary_tokens or _int(made.get("max_summary_tokens")),
+        summary_tokens=summary_tokens or recorded_cap,
         user_id=user,
         options=parse_options(option),
     )

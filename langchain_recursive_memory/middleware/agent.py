@@ -140,7 +140,7 @@ class RecursiveMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             model is the usual choice), a ``"provider:model"`` string, a core
             ``TextModel``, or None for the no-LLM extractive summarizer.
         model: Alias of ``llm`` (the name ``SummarizationMiddleware`` uses).
-        path: Directory of the embedded store (default:
+        path: The store's folder, its SQLite log and embedded Chroma (default:
             ``$LANGCHAIN_RECURSIVE_MEMORY_PATH`` or
             ``~/.local/share/langchain-recursive-memory/chroma``).
         client: Any chromadb client (``PersistentClient``, ``HttpClient``...).

@@ -1,6 +1,6 @@
 """HiGMem (Cao, He, Tan, arXiv 2604.18349): hierarchical, LLM-guided conversation memory.
 
-Two layers over the turn log, all in Chroma and scoped by session:
+Two layers over the turn log, in the store's database and scoped by session:
 
 * **turn nodes** (keywords, tags, a one-sentence context, speaker, time, segment, events);
 * **event nodes** (summary, fact sheet linked to turn ids, entities, keywords, tags),
