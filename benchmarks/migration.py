@@ -17,20 +17,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from _common import (
     DEFAULT_LOCOMO,
     code_version,
     console,
     load_locomo,
+    load_result,
     locomo_turns,
     machine,
     print_table,
-    write_results,
+    pyplot,
+    save_figure,
+    write_result_files,
 )
 
 WRITER = r"""
@@ -70,6 +76,29 @@ def _texts(path: Path) -> list[str]:
     return [t["text"] for sample in load_locomo(path) for t in locomo_turns(sample) if t["text"]]
 
 
+def draw(data: dict[str, Any]) -> Callable[[Path], object]:
+    """The plot: 0.2.0's write of the store beside 0.3.0's move of it, in seconds."""
+
+    def plot(path: Path) -> object:
+        plt = pyplot()
+        fig, ax = plt.subplots(figsize=(7, 2.4))
+        labels = ["0.2.0 writes the store", "0.3.0 moves it (first open)"]
+        values = [data["write"]["seconds"], data["move"]["seconds"]]
+        bars = ax.barh(labels, values, color=["#999999", "#1f77b4"])
+        ax.bar_label(bars, labels=[f"{v:.1f} s" for v in values], padding=3)
+        ax.invert_yaxis()
+        ax.set_xlabel("seconds")
+        turns = data["move"]["turns"]
+        ax.set_title(
+            f"{turns:,} turns in {data['move']['sessions']} sessions: "
+            f"{data['seconds_per_100k_turns']:.1f} s per 100,000 turns"
+        )
+        ax.set_xlim(0, max(values) * 1.15)
+        return save_figure(fig, path)
+
+    return plot
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--release", type=Path, required=True, help="a 0.2.0 checkout with .venv")
@@ -78,9 +107,25 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=500, help="turns per 0.2.0 add")
     parser.add_argument("--label", default="0.3.0")
     parser.add_argument("--data", type=Path, default=DEFAULT_LOCOMO)
+    parser.add_argument(
+        "--replot", action="store_true", help="draw results/migration-<label>.json again, only"
+    )
     args = parser.parse_args()
+    if args.replot:
+        name = f"migration-{args.label}"
+        path = draw(load_result(name))(Path(__file__).parent / "results" / f"{name}.png")
+        console.print(f"wrote {path}")
+        return
     old_python = args.release / ".venv" / "bin" / "python"
     folder = Path(tempfile.mkdtemp(prefix="lrm-migration-"))
+    try:
+        run(args, old_python, folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)  # a 100,000-turn store is 310 MB
+
+
+def run(args: argparse.Namespace, old_python: Path, folder: Path) -> None:
+    """Write the store with 0.2.0 in ``folder``, move it with this checkout, report."""
     total = args.sessions * args.turns
     console.print(f"writing {total:,} turns with 0.2.0 ({old_python}) into {folder}")
     written = subprocess.run(
@@ -113,8 +158,8 @@ def main() -> None:
         "seconds_per_100k_turns": per_100k,
         "store_bytes": sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()),
     }
-    out = write_results(f"migration-{args.label}", data)
-    console.print(f"wrote {out}")
+    out, png = write_result_files(f"migration-{args.label}", data, draw(data))
+    console.print(f"wrote {out} and {png}")
 
 
 if __name__ == "__main__":
