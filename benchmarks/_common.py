@@ -9,6 +9,7 @@ import os
 import platform
 import re
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -124,8 +125,8 @@ def load_result(name: str, directory: Path = RESULTS) -> dict[str, Any]:
 def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
     """Print a table with rich."""
     table = Table(title=title)
-    for col in columns:
-        table.add_column(col, justify="right" if col != columns[0] else "left")
+    for j, col in enumerate(columns):  # the first column is never wrapped or cut
+        table.add_column(col, justify="left" if j == 0 else "right", no_wrap=j == 0)
     for row in rows:
         table.add_row(*[f"{v:,.3f}" if isinstance(v, float) else str(v) for v in row])
     console.print(table)
@@ -238,6 +239,79 @@ def locomo_turns(sample: dict[str, Any]) -> list[dict[str, Any]]:
                 }
             )
     return out
+
+
+class Lines:
+    """LoCoMo's dev turns, conversations one after another, cycled: ``(speaker, text)``.
+
+    The endless conversation the per-exchange benchmarks play: even turns are the user's.
+    """
+
+    def __init__(self, path: Path | str) -> None:
+        self.lines = [
+            (str(t["speaker"]), str(t["text"]))
+            for sample in load_locomo(path)
+            for t in locomo_turns(sample)
+            if t["text"]
+        ]
+        if len(self.lines) < 3:
+            raise SystemExit(f"{path}: too few turns")
+
+    def turn(self, n: int) -> tuple[str, str, str]:
+        """Turn ``n`` of the endless conversation: (role, speaker, text); even n = user."""
+        speaker, text = self.lines[n % len(self.lines)]
+        return ("user" if n % 2 == 0 else "assistant"), speaker, text
+
+    def exchange(self, i: int) -> list[tuple[str, str, str]]:
+        """Exchange ``i``: its user and assistant turns."""
+        return [self.turn(2 * i), self.turn(2 * i + 1)]
+
+    def question(self, i: int) -> str:
+        """The user's next message after exchange ``i`` (what the next read asks)."""
+        return self.turn(2 * i + 2)[2]
+
+    def summary(self, chars: int) -> str:
+        """A fixed summary for a fake summarizer: the first lines, ``chars`` long."""
+        text = " ".join(f"{s} said: {t}" for s, t in self.lines[:40])
+        return "Summary of the conversation so far: " + text[:chars]
+
+
+# -- ratios in one run, and how loaded the machine was ----------------------------------------
+
+
+def ratio(value: float, base: float | None) -> float | None:
+    """``value / base``; None without a base."""
+    return value / base if base else None
+
+
+def block_ratio(row: dict[str, Any], base: dict[str, Any] | None) -> float | None:
+    """The median, over blocks of exchanges, of a block's p50 over the baseline's p50 in
+    the same block (``blocks_p50_ms``): a ratio the machine's load drifting affects least."""
+    if not base:
+        return None
+    pairs = zip(row["blocks_p50_ms"], base["blocks_p50_ms"], strict=False)
+    ratios = [a / b for a, b in pairs if b]
+    return statistics.median(ratios) if ratios else None
+
+
+def fmt_ratio(v: float | None, percent: bool = False) -> str:
+    """A ratio as ``1.23x`` (or ``12%``); ``-`` for none."""
+    if v is None:
+        return "-"
+    return f"{v * 100:.0f}%" if percent else f"{v:.2f}x"
+
+
+def fmt_ms(v: float) -> str:
+    """Milliseconds with 3 significant figures or so."""
+    return f"{v:.2f}" if v < 10 else f"{v:.1f}"
+
+
+def uptime() -> str:
+    """``uptime``'s line (the load averages), for a result's record of the machine's load."""
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def evidence_ids(item: dict[str, Any]) -> list[str]:

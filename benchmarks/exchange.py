@@ -56,7 +56,6 @@ import json  # noqa: E402
 import os  # noqa: E402
 import sqlite3  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import uuid  # noqa: E402
@@ -69,14 +68,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
     DEFAULT_LOCOMO,
     RESULTS,
+    Lines,
+    block_ratio,
     console,
+    fmt_ms,
+    fmt_ratio,
     library_version,
-    load_locomo,
-    locomo_turns,
     pct,
     print_table,
     pyplot,
+    ratio,
     save_figure,
+    uptime,
     write_result_files,
 )
 from _measure import child_json, malloc_trim, rss_bytes  # noqa: E402
@@ -95,29 +98,6 @@ CHILD = "--child"
 
 
 # -- the conversation ----------------------------------------------------------------------
-
-
-class Lines:
-    """LoCoMo's dev turns, conversations one after another, cycled: ``(speaker, text)``."""
-
-    def __init__(self, path: Path | str) -> None:
-        self.lines = [
-            (str(t["speaker"]), str(t["text"]))
-            for sample in load_locomo(path)
-            for t in locomo_turns(sample)
-            if t["text"]
-        ]
-        if len(self.lines) < 3:
-            raise SystemExit(f"{path}: too few turns")
-
-    def turn(self, n: int) -> tuple[str, str, str]:
-        """Turn ``n`` of the endless conversation: (role, speaker, text); even n = user."""
-        speaker, text = self.lines[n % len(self.lines)]
-        return ("user" if n % 2 == 0 else "assistant"), speaker, text
-
-    def exchange(self, i: int) -> tuple[list[tuple[str, str, str]], str]:
-        """Exchange ``i``: its user and assistant turns, and the question read after it."""
-        return [self.turn(2 * i), self.turn(2 * i + 1)], self.turn(2 * i + 2)[2]
 
 
 # -- the systems ---------------------------------------------------------------------------
@@ -282,7 +262,7 @@ def exchange_child(spec: dict[str, Any]) -> dict[str, Any]:
         loads: list[float] = []
         started = time.perf_counter()
         for i in range(size):
-            turns, question = lines.exchange(i)
+            turns, question = lines.exchange(i), lines.question(i)
             live = [s for s in systems if s not in capped]
             if not live:
                 break
@@ -450,7 +430,7 @@ def memory_child(spec: dict[str, Any]) -> dict[str, Any]:
                 sid, store=store, max_tokens=MAX_TOKENS, max_summary_tokens=SUMMARY_TOKENS
             )
             for i in range(exchanges):
-                turns, question = lines.exchange(i)
+                turns, question = lines.exchange(i), lines.question(i)
                 memory.add([Turn(role=r, text=t, name=nm) for r, nm, t in turns])
                 memory.context(question)
             del memory, store
@@ -458,7 +438,7 @@ def memory_child(spec: dict[str, Any]) -> dict[str, Any]:
             client = chromadb.EphemeralClient(settings=Settings(anonymized_telemetry=False))
             coll = client.create_collection(f"raw-{uuid.uuid4().hex[:12]}", embedding_function=None)
             for i in range(exchanges):
-                turns, _question = lines.exchange(i)
+                turns = lines.exchange(i)
                 placeholders: list[Sequence[float]] = [[0.0] for _ in turns]  # as the library
                 coll.add(
                     ids=[f"{sid}:{2 * i + j}" for j in range(len(turns))],
@@ -515,24 +495,6 @@ def run_child(kind: str, spec: dict[str, Any], timeout: float | None = None) -> 
 # -- report --------------------------------------------------------------------------------
 
 
-def _ratio(value: float, base: float | None) -> float | None:
-    return None if not base else value / base
-
-
-def block_ratio(row: dict[str, Any], base: dict[str, Any] | None) -> float | None:
-    """The median, over blocks of ``WINDOW`` exchanges, of the block's p50 over the
-    baseline's p50 in the same block: a ratio the machine's load drifting affects least."""
-    if not base:
-        return None
-    pairs = zip(row["blocks_p50_ms"], base["blocks_p50_ms"], strict=False)
-    ratios = [a / b for a, b in pairs if b]
-    return statistics.median(ratios) if ratios else None
-
-
-def _ms(v: float) -> str:
-    return f"{v:.2f}" if v < 10 else f"{v:.1f}"
-
-
 def exchange_rows(result: dict[str, Any]) -> list[list[Any]]:
     rows = []
     for size, got in result["exchange"].items():
@@ -544,7 +506,7 @@ def exchange_rows(result: dict[str, Any]) -> list[list[Any]]:
                     s,
                     f"{int(size):,}" + (f" (capped at {capped})" if capped else ""),
                     *(
-                        _ms(row[w][k])
+                        fmt_ms(row[w][k])
                         for w, k in (
                             ("first", "p50_ms"),
                             ("first", "p90_ms"),
@@ -555,19 +517,13 @@ def exchange_rows(result: dict[str, Any]) -> list[list[Any]]:
                             ("all", "read_p50_ms"),
                         )
                     ),
-                    _fmt(_ratio(row["all"]["p50_ms"], base and base["all"]["p50_ms"])),
-                    _fmt(_ratio(row["last"]["p50_ms"], base and base["last"]["p50_ms"])),
-                    _fmt(block_ratio(row, base)),
-                    _fmt(row.get("in_chroma_share"), pct_=True),
+                    fmt_ratio(ratio(row["all"]["p50_ms"], base and base["all"]["p50_ms"])),
+                    fmt_ratio(ratio(row["last"]["p50_ms"], base and base["last"]["p50_ms"])),
+                    fmt_ratio(block_ratio(row, base)),
+                    fmt_ratio(row.get("in_chroma_share"), percent=True),
                 ]
             )
     return rows
-
-
-def _fmt(v: float | None, pct_: bool = False) -> str:
-    if v is None:
-        return "-"
-    return f"{v * 100:.0f}%" if pct_ else f"{v:.2f}x"
 
 
 def report(result: dict[str, Any]) -> None:
@@ -707,13 +663,6 @@ def draw(result: dict[str, Any]) -> Any:
 # -- main ----------------------------------------------------------------------------------
 
 
-def _uptime() -> str:
-    try:
-        return subprocess.run(["uptime"], capture_output=True, text=True, timeout=5).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == CHILD:
@@ -786,7 +735,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "cap_minutes": args.cap_minutes,
             "quick": args.quick,
         },
-        "uptime_start": _uptime(),
+        "uptime_start": uptime(),
         "exchange": {},
     }
     out_dir = Path(args.out)
@@ -795,7 +744,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     t_start = time.perf_counter()
 
     def save() -> None:
-        result["uptime_end"] = _uptime()
+        result["uptime_end"] = uptime()
         result["seconds"] = time.perf_counter() - t_start
         write_result_files(name, result, draw(result), directory=out_dir)
 

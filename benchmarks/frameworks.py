@@ -61,12 +61,11 @@ import os
 import pstats
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,13 +74,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (
     DEFAULT_LOCOMO,
     RESULTS,
+    Lines,
+    block_ratio,
     console,
+    fmt_ms,
+    fmt_ratio,
     library_version,
-    load_locomo,
-    locomo_turns,
     pct,
+    print_table,
     pyplot,
+    ratio,
     save_figure,
+    uptime,
     write_result_files,
 )
 from _measure import child_json, rss_bytes
@@ -115,34 +119,6 @@ SUMMARIZER_CALLS: dict[str, int] = {}
 
 
 # -- the conversation ----------------------------------------------------------------------
-
-
-class Lines:
-    """LoCoMo's dev turns, conversations one after another, cycled: ``(speaker, text)``."""
-
-    def __init__(self, path: Path | str) -> None:
-        self.lines = [
-            (str(t["speaker"]), str(t["text"]))
-            for sample in load_locomo(path)
-            for t in locomo_turns(sample)
-            if t["text"]
-        ]
-        if len(self.lines) < 3:
-            raise SystemExit(f"{path}: too few turns")
-
-    def turn(self, n: int) -> tuple[str, str, str]:
-        """Turn ``n`` of the endless conversation: (role, speaker, text); even n = user."""
-        speaker, text = self.lines[n % len(self.lines)]
-        return ("user" if n % 2 == 0 else "assistant"), speaker, text
-
-    def exchange(self, i: int) -> list[tuple[str, str, str]]:
-        """Exchange ``i``: its user and assistant turns."""
-        return [self.turn(2 * i), self.turn(2 * i + 1)]
-
-    def summary(self) -> str:
-        """A fixed summary for the fake summarizer: the first lines, ``SUMMARY_CHARS`` long."""
-        text = " ".join(f"{s} said: {t}" for s, t in self.lines[:40])
-        return "Summary of the conversation so far: " + text[:SUMMARY_CHARS]
 
 
 # -- timers around the frameworks' pieces --------------------------------------------------
@@ -335,7 +311,7 @@ class AgentThread:
         if system == "summarization":
             from langchain.agents.middleware import SummarizationMiddleware
 
-            summarizer = summarizer_class()(responses=[lines.summary()], tag=self.name)
+            summarizer = summarizer_class()(responses=[lines.summary(SUMMARY_CHARS)], tag=self.name)
             SUMMARIZER_CALLS[self.name] = 0
             return [
                 SummarizationMiddleware(
@@ -657,45 +633,12 @@ def run_child(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
 # -- report --------------------------------------------------------------------------------
 
 
-def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-    """``_common.print_table`` with the first column never wrapped or cut."""
-    from rich.table import Table
-
-    table = Table(title=title)
-    for j, col in enumerate(columns):
-        table.add_column(col, justify="left" if j == 0 else "right", no_wrap=j == 0)
-    for row in rows:
-        table.add_row(*[f"{v:,.3f}" if isinstance(v, float) else str(v) for v in row])
-    console.print(table)
-
-
 def _clip(text: str, width: int = 80) -> str:
     """``text`` cut in the middle to ``width`` characters."""
     if len(text) <= width:
         return text
     half = (width - 1) // 2
     return f"{text[:half]}…{text[-(width - 1 - half) :]}"
-
-
-def _fmt(v: float | None) -> str:
-    return "-" if v is None else f"{v:.2f}x"
-
-
-def _ms(v: float) -> str:
-    return f"{v:.2f}" if v < 10 else f"{v:.1f}"
-
-
-def block_ratio(row: dict[str, Any], base: dict[str, Any] | None) -> float | None:
-    """Median over blocks of ``BLOCK`` of the block's p50 over the baseline's block p50."""
-    if not base:
-        return None
-    pairs = zip(row["blocks_p50_ms"], base["blocks_p50_ms"], strict=False)
-    ratios = [a / b for a, b in pairs if b]
-    return statistics.median(ratios) if ratios else None
-
-
-def _ratio(a: float, b: float | None) -> float | None:
-    return a / b if b else None
 
 
 def agent_rows(agent: dict[str, Any]) -> list[list[Any]]:
@@ -705,14 +648,14 @@ def agent_rows(agent: dict[str, Any]) -> list[list[Any]]:
         rows.append(
             [
                 alias(name),
-                _ms(row["first_p50_ms"]),
-                _ms(row["last_p50_ms"]),
-                _ms(row["p50_ms"]),
-                _ms(row["p90_ms"]),
-                _fmt(row["last_over_first"]),
-                _fmt(_ratio(row["p50_ms"], base and base["p50_ms"])),
-                _fmt(_ratio(row["last_p50_ms"], base and base["last_p50_ms"])),
-                _fmt(block_ratio(row, base)),
+                fmt_ms(row["first_p50_ms"]),
+                fmt_ms(row["last_p50_ms"]),
+                fmt_ms(row["p50_ms"]),
+                fmt_ms(row["p90_ms"]),
+                fmt_ratio(row["last_over_first"]),
+                fmt_ratio(ratio(row["p50_ms"], base and base["p50_ms"])),
+                fmt_ratio(ratio(row["last_p50_ms"], base and base["last_p50_ms"])),
+                fmt_ratio(block_ratio(row, base)),
                 row["state_messages_end"],
                 f"{row['state_messages_min']}-{row['state_messages_max']}",
                 f"{row['checkpoint_db_mb']:.1f}" if "checkpoint_db_mb" in row else "-",
@@ -767,9 +710,9 @@ def report_agent(agent: dict[str, Any], label: str) -> None:
             [
                 [
                     alias(n),
-                    _ms(b["invoke_ms"]),
-                    *(_ms(b["pieces_ms"][c]) if c in b["pieces_ms"] else "-" for c in cols),
-                    _ms(b["rest_ms"]),
+                    fmt_ms(b["invoke_ms"]),
+                    *(fmt_ms(b["pieces_ms"][c]) if c in b["pieces_ms"] else "-" for c in cols),
+                    fmt_ms(b["rest_ms"]),
                 ]
                 for n, b in pieces.items()
             ],
@@ -810,17 +753,17 @@ def report_memory(memory: dict[str, Any], label: str) -> None:
             [
                 k,
                 row["exchanges"],
-                _ms(row["first_p50_ms"]),
-                _ms(row["last_p50_ms"]),
-                _ms(row["p50_ms"]),
-                _ms(row["p90_ms"]),
-                _ms(row["mean_ms"]),
-                _ms(row["put_p50_ms"]),
-                _ms(row["get_p50_ms"]),
-                _fmt(_ratio(row["p50_ms"], base and base["p50_ms"])),
-                _fmt(_ratio(row["mean_ms"], base and base["mean_ms"])),
-                _fmt(block_ratio(row, base)),
-                _fmt(_ratio(row["p50_ms"], static and static["p50_ms"])),
+                fmt_ms(row["first_p50_ms"]),
+                fmt_ms(row["last_p50_ms"]),
+                fmt_ms(row["p50_ms"]),
+                fmt_ms(row["p90_ms"]),
+                fmt_ms(row["mean_ms"]),
+                fmt_ms(row["put_p50_ms"]),
+                fmt_ms(row["get_p50_ms"]),
+                fmt_ratio(ratio(row["p50_ms"], base and base["p50_ms"])),
+                fmt_ratio(ratio(row["mean_ms"], base and base["mean_ms"])),
+                fmt_ratio(block_ratio(row, base)),
+                fmt_ratio(ratio(row["p50_ms"], static and static["p50_ms"])),
             ]
             for k, row in memory["systems"].items()
         ],
@@ -888,13 +831,6 @@ def draw(result: dict[str, Any]) -> Callable[[Path], None]:
 
 
 # -- main ----------------------------------------------------------------------------------
-
-
-def _uptime() -> str:
-    try:
-        return subprocess.run(["uptime"], capture_output=True, text=True, timeout=5).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _names(value: str, allowed: Sequence[str], what: str) -> list[str]:
@@ -981,12 +917,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             "block": BLOCK,
             "quick": args.quick,
         },
-        "uptime_start": _uptime(),
+        "uptime_start": uptime(),
     }
     t_start = time.perf_counter()
 
     def save() -> None:
-        result["uptime_end"] = _uptime()
+        result["uptime_end"] = uptime()
         result["seconds"] = time.perf_counter() - t_start
         write_result_files(name, result, draw(result), directory=out_dir)
 
