@@ -98,126 +98,162 @@ class Tables:
     def of(prefix: str) -> Tables:
         """The tables of ``prefix`` (built once per prefix in a process)."""
         md = MetaData()
-        p = prefix
-        meta = Table(
-            f"{p}_meta",
-            md,
-            Column("key", String(64), primary_key=True),
-            Column("value", Text, nullable=False),
-        )
-        users = Table(
-            f"{p}_users",
-            md,
-            Column("id", Integer, primary_key=True, autoincrement=True),
-            Column("ns", String(_ID), nullable=False),
-            Column("uid", String(_ID), nullable=False),
-            Column("ukey", String(_KEY), nullable=False),
-            Column("created_at", Float, nullable=False),
-            Column("facts", Integer, nullable=False, default=0),
-            Column("lease_holder", String(64)),
-            Column("lease_until", Float),
-            Column("markers", Text),
-            UniqueConstraint("ukey", name=f"{p}_users_key"),
-            sqlite_autoincrement=True,
-        )
-        sessions = Table(
-            f"{p}_sessions",
-            md,
-            Column("id", Integer, primary_key=True, autoincrement=True),
-            Column("ns", String(_ID), nullable=False),
-            Column("sid", String(_ID), nullable=False),
-            Column("skey", String(_KEY), nullable=False),
-            Column("user_id", String(_ID)),
-            Column("ukey", String(_KEY)),
-            Column("memory", String(32), nullable=False, default=""),
-            Column("settings", Text),
-            Column("created_at", Float, nullable=False),
-            Column("written_at", Float, nullable=False),
-            Column("newest_created", Float, nullable=False, default=0.0),
-            Column("last_seq", BigInteger, nullable=False, default=0),
-            Column("version", Integer, nullable=False, default=0),
-            Column("indexed", Integer, nullable=False, default=0),
-            Column("facts", Integer, nullable=False, default=0),
-            Column("generation", Integer, nullable=False, default=0),
-            Column("lease_holder", String(64)),
-            Column("lease_until", Float),
-            Column("markers", Text),
-            UniqueConstraint("skey", name=f"{p}_sessions_key"),
-            Index(f"{p}_sessions_user", "ukey"),
-            Index(f"{p}_sessions_written", "written_at"),
-            sqlite_autoincrement=True,
-        )
-        turns = Table(
-            f"{p}_turns",
-            md,
-            _session_fk(p),
-            Column("seq", BigInteger, nullable=False),
-            Column("tid", String(_ID), nullable=False),
-            Column("role", String(32), nullable=False),
-            Column("text", Text, nullable=False),
-            Column("payload", Text),
-            Column("tokens", Integer, nullable=False),
-            Column("encoding", String(64), nullable=False),
-            Column("created_at", Float, nullable=False),
-            Column("folded_in", Integer, nullable=False, default=0),
-            UniqueConstraint("session", "tid", name=f"{p}_turns_tid"),
-        )
-        unfolded = turns.c.folded_in == 0  # the few turns a read shows verbatim
-        Index(
-            f"{p}_turns_unfolded",
-            turns.c.session,
-            turns.c.seq,
-            sqlite_where=unfolded,
-            postgresql_where=unfolded,
-        )
-        turns.append_constraint(_pk(turns, "session", "seq"))
-        summaries = Table(
-            f"{p}_summaries",
-            md,
-            _session_fk(p),
-            Column("version", Integer, nullable=False),
-            Column("text", Text, nullable=False),
-            Column("tokens", Integer, nullable=False),
-            Column("turn_ids", Text, nullable=False),
-            Column("first_tid", String(_ID)),
-            Column("last_tid", String(_ID)),
-            Column("covered", Integer, nullable=False),
-            Column("method", String(32), nullable=False),
-            Column("created_at", Float, nullable=False),
-            Column("fold_id", String(64), nullable=False),
-            Column("last_seq", BigInteger, nullable=False),
-            Column("passed", Text),
-            Column("question", String(_ID)),
-        )
-        summaries.append_constraint(_pk(summaries, "session", "version"))
-        turn_nodes = _nodes_table(md, p, "turn_nodes", "tid")
-        events = _nodes_table(md, p, "events", "eid")
-        usage = Table(
-            f"{p}_usage",
-            md,
-            Column("id", Integer, primary_key=True, autoincrement=True),
-            _session_fk(p),
-            Column("purpose", String(64), nullable=False),
-            Column("calls", Integer, nullable=False),
-            Column("failed", Integer, nullable=False),
-            Column("input", Integer, nullable=False),
-            Column("output", Integer, nullable=False),
-            Column("reported", Integer, nullable=False),
-            Column("created_at", Float, nullable=False),
-            Index(f"{p}_usage_session", "session"),
-        )
-        pending = Table(
-            f"{p}_pending",
-            md,
-            Column("key", String(_KEY + 2), primary_key=True),
-            Column("ns", String(_ID), nullable=False),
-            Column("name", String(_ID), nullable=False),
-            Column("user_id", String(_ID)),
-            Column("created_at", Float, nullable=False),
-        )
         return Tables(
-            md, meta, users, sessions, turns, summaries, turn_nodes, events, usage, pending
+            md,
+            meta=_meta(md, prefix),
+            users=_users(md, prefix),
+            sessions=_sessions(md, prefix),
+            turns=_turns(md, prefix),
+            summaries=_summaries(md, prefix),
+            turn_nodes=_nodes_table(md, prefix, "turn_nodes", "tid"),
+            events=_nodes_table(md, prefix, "events", "eid"),
+            usage=_usage(md, prefix),
+            pending=_pending(md, prefix),
         )
+
+
+def _meta(md: MetaData, p: str) -> Table:
+    """The schema version and the migrations done."""
+    return Table(
+        f"{p}_meta",
+        md,
+        Column("key", String(64), primary_key=True),
+        Column("value", Text, nullable=False),
+    )
+
+
+def _users(md: MetaData, p: str) -> Table:
+    """One row per user."""
+    return Table(
+        f"{p}_users",
+        md,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("ns", String(_ID), nullable=False),
+        Column("uid", String(_ID), nullable=False),
+        Column("ukey", String(_KEY), nullable=False),
+        Column("created_at", Float, nullable=False),
+        Column("facts", Integer, nullable=False, default=0),
+        Column("lease_holder", String(64)),
+        Column("lease_until", Float),
+        Column("markers", Text),
+        UniqueConstraint("ukey", name=f"{p}_users_key"),
+        sqlite_autoincrement=True,
+    )
+
+
+def _sessions(md: MetaData, p: str) -> Table:
+    """One row per session, with its head."""
+    return Table(
+        f"{p}_sessions",
+        md,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("ns", String(_ID), nullable=False),
+        Column("sid", String(_ID), nullable=False),
+        Column("skey", String(_KEY), nullable=False),
+        Column("user_id", String(_ID)),
+        Column("ukey", String(_KEY)),
+        Column("memory", String(32), nullable=False, default=""),
+        Column("settings", Text),
+        Column("created_at", Float, nullable=False),
+        Column("written_at", Float, nullable=False),
+        Column("newest_created", Float, nullable=False, default=0.0),
+        Column("last_seq", BigInteger, nullable=False, default=0),
+        Column("version", Integer, nullable=False, default=0),
+        Column("indexed", Integer, nullable=False, default=0),
+        Column("facts", Integer, nullable=False, default=0),
+        Column("generation", Integer, nullable=False, default=0),
+        Column("lease_holder", String(64)),
+        Column("lease_until", Float),
+        Column("markers", Text),
+        UniqueConstraint("skey", name=f"{p}_sessions_key"),
+        Index(f"{p}_sessions_user", "ukey"),
+        Index(f"{p}_sessions_written", "written_at"),
+        sqlite_autoincrement=True,
+    )
+
+
+def _turns(md: MetaData, p: str) -> Table:
+    """The turn log, with the index of its unfolded turns."""
+    turns = Table(
+        f"{p}_turns",
+        md,
+        _session_fk(p),
+        Column("seq", BigInteger, nullable=False),
+        Column("tid", String(_ID), nullable=False),
+        Column("role", String(32), nullable=False),
+        Column("text", Text, nullable=False),
+        Column("payload", Text),
+        Column("tokens", Integer, nullable=False),
+        Column("encoding", String(64), nullable=False),
+        Column("created_at", Float, nullable=False),
+        Column("folded_in", Integer, nullable=False, default=0),
+        UniqueConstraint("session", "tid", name=f"{p}_turns_tid"),
+    )
+    unfolded = turns.c.folded_in == 0  # the few turns a read shows verbatim
+    Index(
+        f"{p}_turns_unfolded",
+        turns.c.session,
+        turns.c.seq,
+        sqlite_where=unfolded,
+        postgresql_where=unfolded,
+    )
+    turns.append_constraint(_pk(turns, "session", "seq"))
+    return turns
+
+
+def _summaries(md: MetaData, p: str) -> Table:
+    """One row per summary version."""
+    summaries = Table(
+        f"{p}_summaries",
+        md,
+        _session_fk(p),
+        Column("version", Integer, nullable=False),
+        Column("text", Text, nullable=False),
+        Column("tokens", Integer, nullable=False),
+        Column("turn_ids", Text, nullable=False),
+        Column("first_tid", String(_ID)),
+        Column("last_tid", String(_ID)),
+        Column("covered", Integer, nullable=False),
+        Column("method", String(32), nullable=False),
+        Column("created_at", Float, nullable=False),
+        Column("fold_id", String(64), nullable=False),
+        Column("last_seq", BigInteger, nullable=False),
+        Column("passed", Text),
+        Column("question", String(_ID)),
+    )
+    summaries.append_constraint(_pk(summaries, "session", "version"))
+    return summaries
+
+
+def _usage(md: MetaData, p: str) -> Table:
+    """Upkeep spend."""
+    return Table(
+        f"{p}_usage",
+        md,
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        _session_fk(p),
+        Column("purpose", String(64), nullable=False),
+        Column("calls", Integer, nullable=False),
+        Column("failed", Integer, nullable=False),
+        Column("input", Integer, nullable=False),
+        Column("output", Integer, nullable=False),
+        Column("reported", Integer, nullable=False),
+        Column("created_at", Float, nullable=False),
+        Index(f"{p}_usage_session", "session"),
+    )
+
+
+def _pending(md: MetaData, p: str) -> Table:
+    """Chroma deletes still to do."""
+    return Table(
+        f"{p}_pending",
+        md,
+        Column("key", String(_KEY + 2), primary_key=True),
+        Column("ns", String(_ID), nullable=False),
+        Column("name", String(_ID), nullable=False),
+        Column("user_id", String(_ID)),
+        Column("created_at", Float, nullable=False),
+    )
 
 
 def _pk(table: Table, *names: str) -> PrimaryKeyConstraint:
