@@ -306,6 +306,23 @@ def fmt_ms(v: float) -> str:
     return f"{v:.2f}" if v < 10 else f"{v:.1f}"
 
 
+def sums(a: Sequence[float], b: Sequence[float], window: int) -> list[float]:
+    """The last ``window`` pairs of two per-sample series, added (an add plus its read)."""
+    return [x + y for x, y in zip(a[-window:], b[-window:], strict=True)]
+
+
+def progress(
+    tag: str, done: str, started: float, recent: Mapping[str, Sequence[float]], window: int
+) -> None:
+    """A progress line on stderr: how far, how long, each system's p50 of its last samples."""
+    p50s = ", ".join(f"{name} {pct(v[-window:], 50):.1f} ms" for name, v in recent.items())
+    print(
+        f"[{tag}] {done}, {time.perf_counter() - started:.0f} s; last-{window} p50: {p50s}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def uptime() -> str:
     """``uptime``'s line (the load averages), for a result's record of the machine's load."""
     try:

@@ -76,9 +76,11 @@ from _common import (  # noqa: E402
     library_version,
     pct,
     print_table,
+    progress,
     pyplot,
     ratio,
     save_figure,
+    sums,
     uptime,
     write_result_files,
 )
@@ -287,17 +289,8 @@ def exchange_child(spec: dict[str, Any]) -> dict[str, Any]:
             if (i + 1) % WINDOW == 0:
                 loads.append(os.getloadavg()[0])
             if (i + 1) % spec["progress"] == 0 or i + 1 == size:
-                recent = {
-                    s: [a + r for a, r in zip(adds[s][-WINDOW:], reads[s][-WINDOW:], strict=True)]
-                    for s in systems
-                }
-                done = ", ".join(f"{s} {pct(v, 50):.1f} ms" for s, v in recent.items())
-                print(
-                    f"[{size}] {i + 1} exchanges, {time.perf_counter() - started:.0f} s;"
-                    f" last-{WINDOW} p50: {done}",
-                    file=sys.stderr,
-                    flush=True,
-                )
+                recent = {s: sums(adds[s], reads[s], WINDOW) for s in systems}
+                progress(str(size), f"{i + 1} exchanges", started, recent, WINDOW)
         out["seconds"] = time.perf_counter() - started
         out["load_end"] = os.getloadavg()
         out["load_per_window"] = loads

@@ -82,9 +82,11 @@ from _common import (
     library_version,
     pct,
     print_table,
+    progress,
     pyplot,
     ratio,
     save_figure,
+    sums,
     uptime,
     write_result_files,
 )
@@ -454,13 +456,7 @@ def agent_child(spec: dict[str, Any]) -> dict[str, Any]:
             if (i + 1) % BLOCK == 0:
                 loads.append(os.getloadavg()[0])
             if (i + 1) % spec["progress"] == 0 or i + 1 == turns:
-                done = ", ".join(f"{n} {pct(times[n][-EDGE:], 50):.1f} ms" for n in names)
-                print(
-                    f"[agent] {i + 1} turns, {time.perf_counter() - started:.0f} s;"
-                    f" last-{EDGE} p50: {done}",
-                    file=sys.stderr,
-                    flush=True,
-                )
+                progress("agent", f"{i + 1} turns", started, times, EDGE)
         out["seconds"] = time.perf_counter() - started
         out["load_end"] = os.getloadavg()
         out["load_per_block"] = loads
@@ -603,16 +599,8 @@ def memory_child(spec: dict[str, Any]) -> dict[str, Any]:
                 puts[kind].append(a1 - a0)
                 gets[kind].append(a2 - a1)
             if (i + 1) % spec["progress"] == 0 or i + 1 == n:
-                done = ", ".join(
-                    f"{k} {pct([a + b for a, b in zip(puts[k][-EDGE:], gets[k][-EDGE:], strict=True)], 50):.1f} ms"  # noqa: E501
-                    for k in names
-                )
-                print(
-                    f"[memory] {i + 1} exchanges, {time.perf_counter() - started:.0f} s;"
-                    f" last-{EDGE} p50: {done}",
-                    file=sys.stderr,
-                    flush=True,
-                )
+                recent = {k: sums(puts[k], gets[k], EDGE) for k in names}
+                progress("memory", f"{i + 1} exchanges", started, recent, EDGE)
         out["seconds"] = time.perf_counter() - started
         out["load_end"] = os.getloadavg()
         out["systems"] = {k: _memory_stats(puts[k], gets[k]) for k in names}
