@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import importlib.util
 import inspect
 import json
 import re
@@ -27,18 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.language_models import FakeListChatModel
-from llama_index.core.llms import MockLLM
 
-from langchain_recursive_memory import (
-    RecursiveMemoryMiddleware,
-    RecursiveSummaryChatMessageHistory,
-)
 from langchain_recursive_memory.core import (
     ConfigurationError,
-    CountingTextModel,
-    ExtractiveSummarizer,
-    FunctionTextModel,
     HiGMem,
     HybridMemory,
     MemoryStore,
@@ -47,7 +39,6 @@ from langchain_recursive_memory.core import (
     Turn,
 )
 from langchain_recursive_memory.core.options import OPTIONS
-from llamaindex_higmem import RecursiveSummaryMemory
 
 DATA = Path(__file__).resolve().parent / "data"
 API = json.loads((DATA / "api_0_2_0.json").read_text())
@@ -375,34 +366,19 @@ def test_every_0_2_0_module_name_member_and_parameter_still_works(module):
 # -- instances, options and the keywords the adapters take ---------------------------------
 
 
-@pytest.fixture
-def instances(store):
-    from langchain_recursive_memory import HiGMemRetriever, LangChainTextModel
-    from llamaindex_higmem import HiGMemMemoryBlock, LlamaIndexTextModel
-    from llamaindex_higmem import HiGMemRetriever as LlamaIndexHiGMemRetriever
+def _recorder() -> Any:
+    """``tests/data/make_api_0_2_0.py``, the script that recorded 0.2.0's surface."""
+    spec = importlib.util.spec_from_file_location("make_api_0_2_0", DATA / "make_api_0_2_0.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    history = RecursiveSummaryChatMessageHistory("i-history", store=store)
-    graph = HiGMem("i-higmem", store=store)
-    return {
-        f"{CORE}.MemoryStore": store,
-        f"{CORE}.RecursiveMemory": RecursiveMemory("i-r", store=store),
-        f"{CORE}.HybridMemory": HybridMemory("i-h", store=store),
-        f"{CORE}.HiGMem": graph,
-        f"{CORE}.TokenCounter": TokenCounter("gpt-4o"),
-        f"{CORE}.CountingTextModel": CountingTextModel(FunctionTextModel(lambda p: "x")),
-        f"{CORE}.ExtractiveSummarizer": ExtractiveSummarizer(TokenCounter("gpt-4o")),
-        f"{LRM}.RecursiveSummaryChatMessageHistory": history,
-        "llamaindex_higmem.RecursiveSummaryMemory": RecursiveSummaryMemory.from_defaults(
-            session_id="i-li", store=store
-        ),
-        f"{LRM}.RecursiveMemoryMiddleware": RecursiveMemoryMiddleware(store=store),
-        f"{LRM}.LangChainTextModel": LangChainTextModel(FakeListChatModel(responses=["x"])),
-        "llamaindex_higmem.LlamaIndexTextModel": LlamaIndexTextModel(MockLLM()),
-        f"{LRM}.RecursiveMemoryRetriever": history.as_retriever(),
-        f"{LRM}.HiGMemRetriever": HiGMemRetriever(memory=graph),
-        "llamaindex_higmem.HiGMemRetriever": LlamaIndexHiGMemRetriever(graph),
-        "llamaindex_higmem.HiGMemMemoryBlock": HiGMemMemoryBlock(store=store),
-    }
+
+@pytest.fixture
+def instances():
+    """The instances 0.2.0's attributes were recorded on, made the same way today."""
+    return _recorder().instances()
 
 
 def instance_breaks(instances: dict[str, Any]) -> list[str]:
