@@ -6,6 +6,7 @@ this folder on ``sys.path``); the test doubles (models, embedders) are in ``fake
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import json
@@ -180,14 +181,14 @@ def fast_retry() -> RetryPolicy:
 
 
 @pytest.fixture(scope="session")
-def _in_memory_client():
+def in_memory_client():
     from langchain_recursive_memory.core.storage import client
 
     return client.in_memory_client()
 
 
 @pytest.fixture(autouse=True, scope="module")
-def _drop_in_memory_collections(_in_memory_client):
+def _drop_in_memory_collections(in_memory_client):
     """Drop the collections a test module made in the process's in-memory Chroma database.
 
     chromadb keeps one in-memory database per process and ``MemoryStore.in_memory()``
@@ -196,14 +197,23 @@ def _drop_in_memory_collections(_in_memory_client):
     with 3,200 collections left). Per module, not per test: a module may keep a memory
     for several of its tests (tests/test_retrievers.py).
     """
-    before = set(_collection_names(_in_memory_client))
+    before = set(collection_names(in_memory_client))
     yield
-    for name in set(_collection_names(_in_memory_client)) - before:
-        _in_memory_client.delete_collection(name)
+    drop_collections(in_memory_client, set(collection_names(in_memory_client)) - before)
 
 
-def _collection_names(client) -> list[str]:
+def collection_names(client) -> list[str]:
     return [c if isinstance(c, str) else c.name for c in client.list_collections()]
+
+
+def drop_collections(client, names) -> None:
+    """Delete the named collections; one already gone is fine (a dropped in-memory store's
+    finalizer deletes its own, at whatever allocation the collector picks)."""
+    from chromadb.errors import NotFoundError
+
+    for name in names:
+        with contextlib.suppress(NotFoundError):
+            client.delete_collection(name)
 
 
 @pytest.fixture(autouse=True)

@@ -305,3 +305,39 @@ def test_a_conversation_without_a_model_leaves_its_log_in_the_database_not_in_ch
     rows = database_rows(store)
     assert len(rows[f"{store.prefix}_turns"]) == 600
     assert rows[f"{store.prefix}_summaries"]  # folded, in the database
+
+
+def test_a_dropped_in_memory_store_takes_its_collections_and_the_suites_sweep_lets_it(
+    in_memory_client,
+):
+    """Dropping the last in-memory store deletes its collections (a finalizer, which may run
+    at any allocation); the suite's per-module sweep of leftover collections must not fail
+    when one it listed went that way meanwhile (CI, stop 38: NotFoundError at teardown)."""
+    import gc
+
+    from conftest import collection_names, drop_collections
+    from fakes import BagOfWordsEmbedder, FactModel
+
+    from langchain_recursive_memory.core import HybridMemory
+
+    before = set(collection_names(in_memory_client))
+    store = MemoryStore.in_memory()
+    memory = HybridMemory(
+        "s",
+        store=store,
+        model=FactModel(),
+        embedder=BagOfWordsEmbedder(),
+        retry=FAST,
+        max_tokens=400,
+        max_summary_tokens=60,
+    )
+    for i in range(12):
+        memory.add(Turn(role="user", text=f"filler {i}: the gate code is 4417."))
+    memory.wait_for_folds()
+    del memory
+    listed = set(collection_names(in_memory_client)) - before
+    assert any(name.startswith(f"{store.prefix}_") for name in listed)
+    del store
+    gc.collect()  # the finalizer runs between the sweep's list and its deletes
+    assert not set(collection_names(in_memory_client)) & listed
+    drop_collections(in_memory_client, listed)
