@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Column, Select, Table, bindparam, case, func, select, update
+from sqlalchemy import Column, Select, Table, bindparam, case, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
@@ -226,13 +226,6 @@ def _advance_statement(t: Tables, dialect: str) -> Any:
     ).returning(s.c.id, s.c.last_seq)
 
 
-def bump(conn: Connection, t: Tables, row: int, **counters: int) -> None:
-    """Add to counters of a session's head (``facts=1``, ``generation=1``)."""
-    s = t.sessions
-    values = {name: s.c[name] + by for name, by in counters.items()}
-    conn.execute(update(s).where(s.c.id == row).values(**values))
-
-
 def bump_facts(conn: Connection, t: Tables, owner: SessionOwner | UserOwner) -> None:
     """Record that the facts of a session (or of a user) changed."""
     table = t.sessions if isinstance(owner, SessionOwner) else t.users
@@ -397,11 +390,3 @@ def release_lease(
         .where(key == owner.key, table.c.lease_holder == holder)
         .values(lease_holder=None, lease_until=None)
     )
-
-
-def max_turn_created(conn: Connection, t: Tables, row: int) -> float:
-    """The newest ``created_at`` among a session's turns (0 when it has none)."""
-    value = conn.execute(
-        select(func.max(t.turns.c.created_at)).where(t.turns.c.session == row)
-    ).scalar()
-    return float(value or 0.0)
