@@ -267,6 +267,8 @@ def _checked_blocks(blocks: Any) -> tuple[Mapping[str, Any], ...]:
 
 def _checked_tool_calls(calls: Any) -> tuple[ToolCall, ...]:
     """A turn's tool calls, checked: a sequence of :class:`ToolCall`, as a tuple."""
+    if type(calls) is tuple and all(type(call) is ToolCall for call in calls):
+        return calls  # the common case, and every turn read back: no ABC checks
     if isinstance(calls, str | bytes) or not isinstance(calls, Sequence):
         raise InvalidInputError.for_value("tool_calls", calls, "must be a sequence")
     for call in calls:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import math
+import string
 import threading
 import unicodedata
 from array import array
@@ -93,7 +94,7 @@ _TOKEN_RE = regex.compile(
 )
 _ASCII_WORD_RE = regex.compile(r"\w+")  # on ASCII text: [A-Za-z0-9_]+, as ever
 _NON_LETTERS = regex.compile(r"\P{L}+")
-_NON_ASCII_LETTERS = regex.compile(r"[^A-Za-z]+")
+_ASCII_LETTERS = string.ascii_letters.encode()
 # Latin letters that no accent stripping reaches (``ß`` is lowercased text's ``ss``).
 _LATIN_LETTERS = str.maketrans(
     {"ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ł": "l", "Ł": "L"}
@@ -182,13 +183,17 @@ def text_language(text: str) -> str:
         >>> text_language("Ich wohne seit drei Jahren in Zürich."), text_language("Zürich")
         ('de', 'en')
     """
-    ascii_text = text.isascii()
-    letters = (_NON_ASCII_LETTERS if ascii_text else _NON_LETTERS).sub("", text)
+    if text.isascii():  # its letters counted in C: a third of reading 10,000 turns in
+        raw = text.encode()
+        if len(raw) - len(raw.translate(None, _ASCII_LETTERS)) >= MIN_DETECTION_LETTERS:
+            return _detected(text) or ENGLISH
+        return ENGLISH
+    letters = _NON_LETTERS.sub("", text)
     if len(letters) >= MIN_DETECTION_LETTERS:
         detected = _detected(text)
         if detected is not None:
             return detected
-    if ascii_text or not letters:
+    if not letters:
         return ENGLISH
     scripts = Counter(unicodedata.name(c, "").split(" ", 1)[0] for c in letters)
     return _SCRIPT_LANGUAGES.get(scripts.most_common(1)[0][0], ENGLISH)
@@ -363,21 +368,22 @@ class LexicalIndex:
 
     def extend(self, texts: Sequence[str]) -> None:
         """Append documents."""
+        vocab, docs, tfs, doc_terms = self._vocab, self._docs, self._tfs, self._doc_terms
         for text in texts:
             language = text_language(unicodedata.normalize("NFKC", text).lower())
             tokens = tokenize(text, language)
             doc = len(self._lengths)
             for token, tf in Counter(tokens).items():
-                tid = self._vocab.get(token)
+                tid = vocab.get(token)
                 if tid is None:
-                    tid = self._vocab[token] = len(self._docs)
+                    tid = vocab[token] = len(docs)
                     self._term_list.append(token)
-                    self._docs.append(array("i"))
-                    self._tfs.append(array("f"))
-                self._docs[tid].append(doc)
-                self._tfs[tid].append(tf)
-                self._doc_terms.append(tid)
-            self._doc_starts.append(len(self._doc_terms))
+                    docs.append(array("i"))
+                    tfs.append(array("f"))
+                docs[tid].append(doc)
+                tfs[tid].append(tf)
+                doc_terms.append(tid)
+            self._doc_starts.append(len(doc_terms))
             self._lengths.append(len(tokens))
             self._total += len(tokens)
             number = self._language_names.setdefault(language, len(self._language_names))

@@ -88,13 +88,23 @@ def turn_row(row: int, s: StoredTurn) -> dict[str, Any]:
     }
 
 
-def stored_turn(row: Row[Any]) -> StoredTurn:
-    """The stored turn of a ``{prefix}_turns`` row."""
-    payload = json.loads(row.payload) if row.payload else {}
-    turn = Turn.from_payload(
-        row.role, row.text, payload, turn_id=row.tid, created_at=float(row.created_at)
-    )
-    return StoredTurn(turn, int(row.seq), int(row.tokens), row.encoding, int(row.folded_in))
+_COLUMNS = (
+    "session", "seq", "tid", "role", "text", "payload", "tokens", "encoding", "created_at",
+    "folded_in",
+)  # fmt: skip
+"""The columns every query of turns selects, in this order (what :func:`stored_turn` reads)."""
+
+
+def stored_turn(row: Sequence[Any]) -> StoredTurn:
+    """The stored turn of a row of :data:`_COLUMNS` (unpacked: a tenth of the time by name)."""
+    _, seq, tid, role, text, payload, tokens, encoding, created_at, folded_in = row
+    data = json.loads(payload) if payload else {}
+    turn = Turn.from_payload(role, text, data, turn_id=tid, created_at=float(created_at))
+    return StoredTurn(turn, int(seq), int(tokens), encoding, int(folded_in))
+
+
+def _columns(t: Tables) -> list[Any]:
+    return [t.turns.c[name] for name in _COLUMNS]
 
 
 def append(
@@ -143,7 +153,7 @@ def _held_query(t: Tables) -> Any:
     """:func:`_held`'s query, built once per prefix (every append runs it)."""
     c, s = t.turns.c, t.sessions.c
     return (
-        select(t.turns)
+        select(*_columns(t))
         .join(t.sessions, s.id == c.session)
         .where(s.skey == bindparam("skey"), c.tid.in_(bindparam("ids", expanding=True)))
     )
@@ -167,7 +177,7 @@ def _decoded(rows: Iterable[Row[Any]]) -> list[StoredTurn]:
 
 
 def _select(t: Tables) -> Any:
-    return select(t.turns).order_by(t.turns.c.seq)
+    return select(*_columns(t)).order_by(t.turns.c.seq)
 
 
 def log(conn: Connection, t: Tables, row: int) -> list[StoredTurn]:
