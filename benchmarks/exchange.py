@@ -29,7 +29,8 @@ Also measured (``--parts``):
   batches of ``--ingest-batch`` (``add`` / ``put_messages`` / ``executemany``), then
   ``HiGMem.flush()``; seconds, the systems interleaved batch by batch.
 * ``first_read``: a fresh process opens each bulk store and does one read (and a second);
-  import, open and read seconds.
+  import, open and read seconds, medians of ``--first-reads`` (5) processes per system,
+  the systems taking turns.
 * ``memory``: a fresh process opens ``MemoryStore.in_memory()``, runs a ``--mem-exchanges``
   (150) exchange hybrid conversation, drops memory and store, ``gc.collect()``; RSS growth
   per store over ``--mem-stores`` (10) stores after one warm-up store. Baseline, in another
@@ -480,6 +481,23 @@ CHILDREN = {
 }
 
 
+def first_reads(systems: list[str], spec: dict[str, Any], args: Any) -> dict[str, Any]:
+    """Each system's first read in ``args.first_reads`` fresh processes, systems taking turns
+    (each round in the other order); per system the median of each time and every sample."""
+    samples: dict[str, list[dict[str, float]]] = {s: [] for s in systems}
+    for run in range(args.first_reads):
+        console.print(f"first read in a fresh process, round {run + 1} of {args.first_reads}")
+        for s in systems if run % 2 == 0 else systems[::-1]:
+            t0 = time.perf_counter()
+            got = run_child("first_read", {**spec, "system": s}, timeout=3600)
+            got["process_s"] = time.perf_counter() - t0  # spawn to exit, as the parent saw
+            samples[s].append(got)
+    return {
+        s: {k: statistics.median(x[k] for x in got) for k in got[0]} | {"samples": got}
+        for s, got in samples.items()
+    }
+
+
 def run_child(kind: str, spec: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
     command = [sys.executable, str(Path(__file__).resolve()), CHILD, kind, json.dumps(spec)]
     return child_json(command, f"{kind} child", timeout=timeout, stderr=False)
@@ -678,6 +696,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--floor-rows", type=int, default=50, help="rows the SQLite floor reads")
     p.add_argument("--bulk-turns", type=int, default=10_000)
     p.add_argument("--ingest-batch", type=int, default=1000)
+    p.add_argument(
+        "--first-reads", type=int, default=5, help="fresh processes per system (medians)"
+    )
     p.add_argument("--mem-stores", type=int, default=10)
     p.add_argument("--mem-exchanges", type=int, default=150)
     p.add_argument(
@@ -702,6 +723,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SystemExit(f"unknown system {s!r} (choose from {', '.join(SYSTEMS)})")
     if args.quick:
         sizes, args.bulk_turns, args.mem_stores, args.mem_exchanges = [30], 300, 3, 30
+        args.first_reads = 2
     data = str(Path(args.data).resolve())
     if not Path(data).exists():
         raise SystemExit(f"{data}: no such file (give --data)")
@@ -722,6 +744,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "llamaindex": f"Memory.from_defaults(token_limit={MAX_TOKENS}, "
             "async_database_uri=sqlite+aiosqlite), put_messages + get()",
             "bulk_turns": args.bulk_turns,
+            "first_reads": args.first_reads,
             "ingest_batch": args.ingest_batch,
             "mem_stores": args.mem_stores,
             "mem_exchanges": args.mem_exchanges,
@@ -766,14 +789,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             result["bulk"] = run_child("bulk", spec)
             save()
         if "first_read" in parts:
-            result["first_read"] = {}
-            for s in systems:
-                console.print(f"first read in a fresh process: {s}")
-                spec = {**common, "system": s, "root": tmp, "question": result["bulk"]["question"]}
-                t0 = time.perf_counter()
-                got = run_child("first_read", spec, timeout=3600)
-                got["process_s"] = time.perf_counter() - t0  # spawn to exit, as the parent saw
-                result["first_read"][s] = got
+            result["first_read"] = first_reads(
+                systems, {**common, "root": tmp, "question": result["bulk"]["question"]}, args
+            )
             save()
     if "memory" in parts:
         result["memory"] = {}
