@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from langchain_recursive_memory.core import (
     DEFAULT_NAMESPACE,
+    HybridMemory,
     MemoryStore,
     RetryPolicy,
     TokenCounter,
@@ -75,6 +76,15 @@ def filler(i: int) -> list[Turn]:
         Turn(role="user", text=f"Let's chat about {topic} again, round {i}."),
         Turn(role="assistant", text=f"Sure, {topic} is a fine topic for round {i}."),
     ]
+
+
+def hybrid(store: MemoryStore, session: str = "s", **kw: Any) -> HybridMemory:
+    """A hybrid memory for tests: quick retries, an 800-token budget, a 120-token summary cap
+    (``kw`` sets the model, the embedder or any other option)."""
+    kw.setdefault("retry", FAST_RETRY)
+    kw.setdefault("max_tokens", 800)
+    kw.setdefault("max_summary_tokens", 120)
+    return HybridMemory(session, store=store, **kw)
 
 
 def logged_texts(store: MemoryStore, session: str = "s", namespace: str = NS) -> list[str]:

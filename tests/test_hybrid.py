@@ -6,7 +6,7 @@ import logging
 from typing import ClassVar
 
 import pytest
-from conftest import FAST_RETRY, filler
+from conftest import FAST_RETRY, filler, hybrid
 from fakes import BagOfWordsEmbedder, FactModel, FailingModel, KeywordSummarizer
 
 from langchain_recursive_memory.core import (
@@ -18,12 +18,6 @@ from langchain_recursive_memory.core import (
     TokenCounter,
     Turn,
 )
-
-
-def hybrid(store, **kw) -> HybridMemory:
-    kw.setdefault("max_tokens", 800)
-    kw.setdefault("max_summary_tokens", 120)
-    return HybridMemory("s", store=store, retry=FAST_RETRY, **kw)
 
 
 def test_facts_come_from_the_summary_call_with_provenance(store):

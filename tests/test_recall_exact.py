@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from conftest import FAST_RETRY, fact_record_id, filler, stored_vectors
+from conftest import fact_record_id, filler, hybrid, stored_vectors
 from fakes import BagOfWordsEmbedder, FactModel
 
 from langchain_recursive_memory.core import HybridMemory, MemoryStore, Turn
@@ -12,12 +12,6 @@ from langchain_recursive_memory.core.recursive import recall
 from langchain_recursive_memory.core.retrieval.ranking import RankerParams
 from langchain_recursive_memory.core.storage import StoredTurn, text_hash
 from langchain_recursive_memory.core.storage.keys import window_kind
-
-
-def hybrid(store: MemoryStore, session: str = "s", **kw: object) -> HybridMemory:
-    kw.setdefault("max_tokens", 800)
-    kw.setdefault("max_summary_tokens", 120)
-    return HybridMemory(session, store=store, retry=FAST_RETRY, **kw)  # type: ignore[arg-type]
 
 
 def brute_force_similarity(memory: HybridMemory, query: str, refs: set[str]) -> dict[str, float]:

@@ -315,19 +315,15 @@ def test_a_dropped_in_memory_store_takes_its_collections_and_the_suites_sweep_le
     when one it listed went that way meanwhile (CI, stop 38: NotFoundError at teardown)."""
     import gc
 
-    from conftest import collection_names, drop_collections
+    from conftest import collection_names, drop_collections, hybrid
     from fakes import BagOfWordsEmbedder, FactModel
-
-    from langchain_recursive_memory.core import HybridMemory
 
     before = set(collection_names(in_memory_client))
     store = MemoryStore.in_memory()
-    memory = HybridMemory(
-        "s",
-        store=store,
+    memory = hybrid(
+        store,
         model=FactModel(),
         embedder=BagOfWordsEmbedder(),
-        retry=FAST,
         max_tokens=400,
         max_summary_tokens=60,
     )
