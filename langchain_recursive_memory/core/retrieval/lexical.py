@@ -183,7 +183,7 @@ def text_language(text: str) -> str:
         >>> text_language("Ich wohne seit drei Jahren in Zürich."), text_language("Zürich")
         ('de', 'en')
     """
-    if text.isascii():  # its letters counted in C: a third of reading 10,000 turns in
+    if text.isascii():  # letters counted by bytes.translate: a regex was 1/3 of indexing
         raw = text.encode()
         if len(raw) - len(raw.translate(None, _ASCII_LETTERS)) >= MIN_DETECTION_LETTERS:
             return _detected(text) or ENGLISH
